@@ -1,0 +1,282 @@
+// Planning (window tables, kernel choice) and the threaded execution driver.
+#include <omp.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "dnnpool.h"
+#include "plan.hpp"
+
+using namespace dnnpool;
+
+struct dp_plan {
+    dp_desc desc;
+    int kind;                       // dnnpool::Kind
+    int isa;                        // dnnpool::Isa
+    AxisPlan ax[kAxes];             // depth, height, width (right-aligned)
+    int64_t taps;                   // kernel volume: work per output element
+    int64_t *tables;                // one allocation behind every AxisPlan array
+};
+
+namespace {
+
+std::atomic<int> g_num_threads{0};   // 0: follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
+
+// Below this many tap-visits a problem runs on the calling thread: waking
+// a team costs more than it saves.
+constexpr int64_t kMinParallelWork = 1 << 15;
+
+int detect_isa() {
+    int isa = kBaseline;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+        __builtin_cpu_supports("bmi2"))
+        isa = kAvx2;
+    if (isa == kAvx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        isa = kAvx512;
+#endif
+    // DNNPOOL_ISA caps the choice (for testing every variant on one machine).
+    const char *cap = std::getenv("DNNPOOL_ISA");
+    if (cap) {
+        int want = !std::strcmp(cap, "baseline") ? kBaseline : !std::strcmp(cap, "avx2") ? kAvx2 : kAvx512;
+        if (want < isa) isa = want;
+    }
+    return isa;
+}
+
+int cpu_isa() {
+    static const int isa = detect_isa();
+    return isa;
+}
+
+// Logical (N, C, D, H, W) strides from strides in data_format order.
+void to_logical(const dp_desc &d, const int64_t *fmt, int64_t out[5]) {
+    const int r = d.ndims;
+    out[0] = fmt[0];
+    out[1] = d.format == DP_NCX ? fmt[1] : fmt[r + 1];
+    const int64_t *sp = d.format == DP_NCX ? fmt + 2 : fmt + 1;
+    for (int a = 0; a < kAxes; ++a) {
+        const int i = a - (kAxes - r);   // spatial index in the descriptor, or < 0 for a unit axis
+        out[2 + a] = i >= 0 ? sp[i] : 0;
+    }
+}
+
+// Dense row-major strides, in data_format order, of a tensor with these dims.
+void dense_strides(const dp_desc &d, const int64_t *spatial, int64_t out[DP_MAX_SPATIAL + 2]) {
+    const int r = d.ndims;
+    int64_t dims[DP_MAX_SPATIAL + 2];
+    dims[0] = d.batch;
+    if (d.format == DP_NCX) {
+        dims[1] = d.channels;
+        for (int i = 0; i < r; ++i) dims[2 + i] = spatial[i];
+    } else {
+        for (int i = 0; i < r; ++i) dims[1 + i] = spatial[i];
+        dims[r + 1] = d.channels;
+    }
+    int64_t s = 1;
+    for (int i = r + 1; i >= 0; --i) {
+        out[i] = s;
+        s *= dims[i];
+    }
+}
+
+// Values of the MaxPool indices: flat positions in src's dense logical shape;
+// column-major order transposes only the spatial block.
+void index_strides(const dp_desc &d, int64_t out[5]) {
+    int64_t dense[DP_MAX_SPATIAL + 2];
+    dense_strides(d, d.src_spatial, dense);
+    to_logical(d, dense, out);
+    if (d.index_order == DP_COL_MAJOR) {
+        int64_t s = d.format == DP_NCX ? 1 : d.channels;
+        for (int i = 0; i < d.ndims; ++i) {
+            out[2 + (kAxes - d.ndims) + i] = s;
+            s *= d.src_spatial[i];
+        }
+    }
+}
+
+void build_axis(const dp_desc &d, int a, AxisPlan *ax, int64_t **cursor) {
+    const int i = a - (kAxes - d.ndims);
+    const bool real = i >= 0;
+    ax->in = real ? d.src_spatial[i] : 1;
+    ax->out = real ? d.dst_spatial[i] : 1;
+    ax->k = real ? d.kernel[i] : 1;
+    ax->s = real ? d.strides[i] : 1;
+    ax->d = real ? d.dilations[i] : 1;
+    ax->pb = real ? d.resolved_pads_begin[i] : 0;
+    const int64_t pe = real ? d.resolved_pads_end[i] : 0;
+    ax->kbeg = *cursor; *cursor += ax->out;
+    ax->kend = *cursor; *cursor += ax->out;
+    ax->div = *cursor; *cursor += ax->out;
+    ax->olo = *cursor; *cursor += ax->k;
+    ax->ohi = *cursor; *cursor += ax->k;
+    for (int64_t o = 0; o < ax->out; ++o) {
+        const int64_t start = o * ax->s - ax->pb;
+        tap_range(start, ax->in, ax->k, ax->d, &ax->kbeg[o], &ax->kend[o]);
+        int64_t div;
+        if (d.kind == DP_MAX) {
+            div = 1;
+        } else if (d.exclude_pad) {
+            div = ax->kend[o] - ax->kbeg[o];
+        } else if (d.pad_divisor == DP_DIV_PADDED_EXTENT) {
+            int64_t b, e;
+            tap_range(start + ax->pb, ax->in + ax->pb + pe, ax->k, ax->d, &b, &e);
+            div = e - b;
+        } else {
+            div = ax->k;
+        }
+        ax->div[o] = div;
+    }
+    // Outputs that see tap k inside the input: 0 <= o*s - pb + k*d < in.
+    for (int64_t k = 0; k < ax->k; ++k) {
+        const int64_t off = k * ax->d - ax->pb;
+        int64_t lo = off >= 0 ? 0 : (-off + ax->s - 1) / ax->s;
+        int64_t hi = (ax->in - 1 - off) < 0 ? 0 : (ax->in - 1 - off) / ax->s + 1;
+        if (hi > ax->out) hi = ax->out;
+        if (lo > hi) lo = hi;
+        ax->olo[k] = lo;
+        ax->ohi[k] = hi;
+    }
+}
+
+int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
+    const bool unit_c = ss[1] == 1 && ds[1] == 1;
+    const bool unit_w = ss[4] == 1 && ds[4] == 1;
+    if (unit_c && (p.desc.channels > 1 || !unit_w)) return kChannelInner;
+    if (unit_w) return kWidthInner;
+    return kChannelInnerStrided;
+}
+
+const char *variant_name(int v) {
+    return v == kChannelInner ? "channel_inner" : v == kWidthInner ? "width_inner" : "channel_inner_strided";
+}
+
+const char *isa_name(int isa) { return isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline"; }
+
+}  // namespace
+
+extern "C" {
+
+const char *dp_isa(void) { return isa_name(cpu_isa()); }
+
+int dp_get_max_threads(void) {
+    const int n = g_num_threads.load();
+    return n > 0 ? n : omp_get_max_threads();
+}
+
+void dp_set_num_threads(int n) { g_num_threads.store(n > 0 ? n : 0); }
+
+int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
+    *out = nullptr;
+    dp_desc checked = *d;
+    int rc = dp_desc_init(&checked, msg, size);
+    if (rc) return rc;
+    dp_plan *p = new (std::nothrow) dp_plan();
+    if (!p) return DP_ENOMEM;
+    p->desc = checked;
+    p->kind = checked.kind == DP_MAX ? kMax : (checked.quantized ? kQAvg : kAvg);
+    p->isa = cpu_isa();
+    int64_t words = 0;
+    for (int a = 0; a < kAxes; ++a) {
+        const int i = a - (kAxes - checked.ndims);
+        words += 3 * (i >= 0 ? checked.dst_spatial[i] : 1) + 2 * (i >= 0 ? checked.kernel[i] : 1);
+    }
+    p->tables = (int64_t *)std::malloc(sizeof(int64_t) * (size_t)words);
+    if (!p->tables) {
+        delete p;
+        if (msg && size) std::strncpy(msg, "out of memory while planning the pooling", size - 1);
+        return DP_ENOMEM;
+    }
+    int64_t *cursor = p->tables;
+    p->taps = 1;
+    for (int a = 0; a < kAxes; ++a) {
+        build_axis(checked, a, &p->ax[a], &cursor);
+        p->taps *= p->ax[a].k;
+    }
+    *out = p;
+    return DP_OK;
+}
+
+void dp_plan_destroy(dp_plan *p) {
+    if (!p) return;
+    std::free(p->tables);
+    delete p;
+}
+
+const dp_desc *dp_plan_desc(const dp_plan *p) { return &p->desc; }
+
+const char *dp_plan_kernel_name(const dp_plan *p) {
+    static thread_local char buf[64];
+    int64_t dense[DP_MAX_SPATIAL + 2], ss[5], ds[5];
+    dense_strides(p->desc, p->desc.src_spatial, dense);
+    to_logical(p->desc, dense, ss);
+    dense_strides(p->desc, p->desc.dst_spatial, dense);
+    to_logical(p->desc, dense, ds);
+    const int v = choose_variant(*p, ss, ds);
+    std::snprintf(buf, sizeof buf, "%s:%s", isa_name(v == kChannelInnerStrided ? kBaseline : p->isa), variant_name(v));
+    return buf;
+}
+
+int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, void *dst,
+               const int64_t *dst_strides, int64_t *indices, const int64_t *idx_strides, int nthreads) {
+    const dp_desc &d = p->desc;
+    if (indices && p->kind != kMax) return DP_EVALUE;
+    ExecCtx c;
+    int64_t dense[DP_MAX_SPATIAL + 2];
+    dense_strides(d, d.src_spatial, dense);
+    to_logical(d, src_strides ? src_strides : dense, c.ss);
+    dense_strides(d, d.dst_spatial, dense);
+    to_logical(d, dst_strides ? dst_strides : dense, c.ds);
+    to_logical(d, idx_strides ? idx_strides : dense, c.xs);
+    index_strides(d, c.is);
+    c.ax = p->ax;
+    c.N = d.batch;
+    c.C = d.channels;
+    c.src = src;
+    c.dst = dst;
+    c.idx = indices;
+    c.qscale = d.src_scale / d.dst_scale;
+    c.qzp_out = (float)d.dst_zero_point;
+    c.qzp_in = d.src_zero_point;
+    c.full_window = 0;
+
+    const int variant = choose_variant(*p, c.ss, c.ds);
+    RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
+    if (!fn) return DP_ETYPE;
+    const int64_t plane = p->ax[0].out * p->ax[1].out;
+    const int64_t rows = variant == kWidthInner ? d.batch * d.channels * plane : d.batch * plane;
+    if (rows == 0 || dp_desc_dst_size(&d) == 0) return DP_OK;
+
+    int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
+    if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
+    if (nt > rows) nt = rows;
+    if (nt < 1) nt = 1;
+    // Width-inner rows keep their accumulators and indices in per-thread scratch.
+    const size_t scratch_per_thread = variant == kWidthInner ? (size_t)p->ax[2].out * 16 + 64 : 0;
+    char *scratch = nullptr;
+    if (scratch_per_thread) {
+        scratch = (char *)std::malloc(scratch_per_thread * (size_t)nt);
+        if (!scratch) return DP_ENOMEM;
+    }
+    if (nt == 1) {
+        fn(&c, 0, rows, scratch);
+    } else {
+#pragma omp parallel num_threads((int)nt)
+        {
+            // Static, equal split: every output is computed by the same code
+            // whatever the team size, so results do not depend on it.
+            const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
+            const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
+            if (r0 < r1) fn(&c, r0, r1, scratch ? scratch + scratch_per_thread * (size_t)t : nullptr);
+        }
+    }
+    std::free(scratch);
+    return DP_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,262 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Python binding of dnnpool's C core: descriptors, plans and execution.
+
+Per call, `Pooling.execute` only checks the arrays against the plan (shape,
+dtype, writeability) through numpy's C API and releases the GIL for the
+kernel; everything else happened when the plan was built.
+"""
+from libc.stdint cimport int64_t
+cimport numpy as cnp
+
+import numpy as np
+
+cnp.import_array()
+
+ABI_VERSION = DP_ABI_VERSION
+
+
+cdef int raise_status(int rc, const char *msg) except -1:
+    text = msg.decode("utf-8", "replace")
+    if rc == DP_ETYPE:
+        raise TypeError(text)
+    if rc == DP_ENOMEM:
+        raise MemoryError(text or "out of memory")
+    raise ValueError(text)
+
+
+cdef class CDesc:
+    """A C ``dp_desc`` validated by ``dp_desc_init``."""
+
+    @staticmethod
+    def build(dict v, dict codes):
+        """Fills a dp_desc from PoolingDesc's normalised values and validates it."""
+        cdef CDesc self = CDesc.__new__(CDesc)
+        cdef char msg[DP_ERRMSG_SIZE]
+        cdef tuple shape = v["src_shape"]
+        cdef int rank = len(shape) - 2, i
+        dp_desc_defaults(&self.d, codes["kind"], rank)
+        self.d.dtype = codes["dtype"]
+        self.d.format = codes["data_format"]
+        self.d.rounding = codes["rounding_type"]
+        self.d.auto_pad = codes["auto_pad"]
+        self.d.pad_divisor = codes["include_pad_divisor"]
+        self.d.index_order = codes["index_order"]
+        self.d.batch = shape[0]
+        if self.d.format == DP_NCX:
+            self.d.channels = shape[1]
+            spatial = shape[2:]
+        else:
+            self.d.channels = shape[rank + 1]
+            spatial = shape[1:rank + 1]
+        for i in range(rank):
+            self.d.src_spatial[i] = spatial[i]
+            self.d.kernel[i] = v["kernel"][i]
+            self.d.strides[i] = v["strides"][i]
+            self.d.dilations[i] = v["dilations"][i]
+            self.d.pads_begin[i] = v["pads_begin"][i]
+            self.d.pads_end[i] = v["pads_end"][i]
+        self.d.exclude_pad = bool(v["exclude_pad"])
+        self.d.drop_end_pad_windows = v["drop_end_pad_windows"]
+        if v["src_scale"] is not None:
+            self.d.quantized = 1
+            self.d.src_scale = v["src_scale"]
+            self.d.dst_scale = v["dst_scale"]
+            self.d.src_zero_point = v["src_zero_point"]
+            self.d.dst_zero_point = v["dst_zero_point"]
+        cdef int rc = dp_desc_init(&self.d, msg, DP_ERRMSG_SIZE)
+        if rc != DP_OK:
+            raise_status(rc, msg)
+        return self
+
+    def resolved_pads(self):
+        """(pads_begin, pads_end) after auto_pad resolution."""
+        cdef int i
+        return (tuple(self.d.resolved_pads_begin[i] for i in range(self.d.ndims)),
+                tuple(self.d.resolved_pads_end[i] for i in range(self.d.ndims)))
+
+    def dst_shape(self):
+        cdef int i
+        spatial = tuple(self.d.dst_spatial[i] for i in range(self.d.ndims))
+        if self.d.format == DP_NCX:
+            return (self.d.batch, self.d.channels) + spatial
+        return (self.d.batch,) + spatial + (self.d.channels,)
+
+
+cdef inline bint strides_in_items(cnp.ndarray a, Py_ssize_t itemsize):
+    cdef int i
+    for i in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDES(a)[i] % itemsize != 0:
+            return False
+    return True
+
+
+cdef inline void item_strides(cnp.ndarray a, Py_ssize_t itemsize, int64_t *out):
+    cdef int i
+    for i in range(cnp.PyArray_NDIM(a)):
+        out[i] = cnp.PyArray_STRIDES(a)[i] // itemsize
+
+
+cdef void byte_extent(cnp.ndarray a, Py_ssize_t itemsize, char **lo, char **hi):
+    """[lo, hi) of the bytes an array can touch."""
+    cdef char *base = <char *>cnp.PyArray_DATA(a)
+    cdef Py_ssize_t low = 0, high = itemsize, step
+    cdef int i
+    for i in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIMS(a)[i] == 0:
+            lo[0] = hi[0] = base
+            return
+        step = cnp.PyArray_STRIDES(a)[i] * (cnp.PyArray_DIMS(a)[i] - 1)
+        if step < 0:
+            low += step
+        else:
+            high += step
+    lo[0] = base + low
+    hi[0] = base + high
+
+
+cdef bint overlaps(cnp.ndarray a, cnp.ndarray b, Py_ssize_t itemsize):
+    cdef char *alo
+    cdef char *ahi
+    cdef char *blo
+    cdef char *bhi
+    byte_extent(a, itemsize, &alo, &ahi)
+    byte_extent(b, itemsize, &blo, &bhi)
+    return alo < bhi and blo < ahi
+
+
+cdef class Pooling:
+    """A pooling primitive: planned once from a PoolingDesc, executed many times.
+
+    ``num_threads``: 0 follows dnnpool.set_num_threads / OpenMP
+    (OMP_NUM_THREADS, threadpoolctl); n > 0 uses at most n threads.
+    Execution is thread-safe: one primitive may run from several Python threads.
+    """
+
+    def __cinit__(self, desc, int num_threads=0):
+        cdef char msg[DP_ERRMSG_SIZE]
+        cdef CDesc cdesc
+        cdef int i
+        self.plan = NULL
+        cdesc = getattr(desc, "_cdesc", None)
+        if cdesc is None:
+            raise TypeError(f"desc: expected a dnnpool.PoolingDesc, got {type(desc).__name__}")
+        if num_threads < 0:
+            raise ValueError(f"num_threads: value {num_threads} is invalid: it must be 0 (default) or positive")
+        rc = dp_plan_create(&cdesc.d, &self.plan, msg, DP_ERRMSG_SIZE)
+        if rc != DP_OK:
+            raise_status(rc, msg)
+        self.desc = desc
+        self.num_threads = num_threads
+        self._np_dtype = desc.np_dtype
+        self._itemsize = self._np_dtype.itemsize
+        self._typenum = self._np_dtype.num
+        self._src_shape = tuple(desc.src_shape)
+        self._dst_shape = tuple(desc.dst_shape)
+        self._nd = len(self._src_shape)
+        for i in range(self._nd):
+            self._src_dims[i] = self._src_shape[i]
+            self._dst_dims[i] = self._dst_shape[i]
+        self._is_max = cdesc.d.kind == DP_MAX
+
+    def __dealloc__(self):
+        dp_plan_destroy(self.plan)
+
+    def __repr__(self):
+        return f"Pooling({self.desc!r}, num_threads={self.num_threads})"
+
+    @property
+    def kernel_name(self):
+        """The kernel chosen for dense tensors, as 'isa:variant'."""
+        return dp_plan_kernel_name(self.plan).decode()
+
+    cdef int _check(self, str name, object arr, int64_t *dims, tuple shape) except -1:
+        if not cnp.PyArray_Check(arr):
+            raise TypeError(f"{name}: expected a numpy.ndarray, got {type(arr).__name__}")
+        cdef cnp.ndarray a = <cnp.ndarray>arr
+        cdef cnp.dtype dt
+        cdef int i
+        cdef bint same = cnp.PyArray_NDIM(a) == self._nd
+        if same:
+            for i in range(self._nd):
+                if cnp.PyArray_DIMS(a)[i] != dims[i]:
+                    same = False
+                    break
+        if not same:
+            raise ValueError(f"{name}: shape {arr.shape} is invalid: the descriptor expects {shape}")
+        dt = a.descr
+        if dt is not self._np_dtype and not cnp.PyArray_EquivTypes(dt, <cnp.dtype>self._np_dtype):
+            raise TypeError(f"{name}: dtype {arr.dtype} is invalid: the descriptor expects {self._np_dtype}")
+        return 0
+
+    cdef object _empty(self, int64_t *dims, int typenum):
+        return cnp.PyArray_EMPTY(self._nd, <cnp.npy_intp *>dims, typenum, 0)
+
+    def execute(self, src, dst=None, bint with_indices=False):
+        """Pools src; returns dst (allocated if not given), or (dst, indices) with_indices.
+
+        src: any array of the described shape and dtype (views included; never modified).
+        dst: optional writeable array of the output shape and dtype, returned filled.
+        with_indices: MaxPool only; int64 flat positions of the maxima in src.
+        """
+        cdef cnp.ndarray s, o, target, ix = None
+        cdef int64_t ss[5]
+        cdef int64_t ds[5]
+        cdef int64_t xs[5]
+        cdef int64_t *xs_ptr = NULL
+        cdef int64_t *ix_ptr = NULL
+        cdef int rc
+        self._check("src", src, self._src_dims, self._src_shape)
+        s = <cnp.ndarray>src
+        if not strides_in_items(s, self._itemsize):
+            s = np.ascontiguousarray(s)
+        if dst is None:
+            o = self._empty(self._dst_dims, self._typenum)
+            target = o
+        else:
+            self._check("dst", dst, self._dst_dims, self._dst_shape)
+            o = <cnp.ndarray>dst
+            if not cnp.PyArray_ISWRITEABLE(o):
+                raise ValueError("dst: a read-only array is invalid: the output buffer must be writeable")
+            # Outputs that alias the input, or cannot be addressed in whole
+            # items, are computed aside and copied in.
+            if not strides_in_items(o, self._itemsize) or overlaps(s, o, self._itemsize):
+                target = self._empty(self._dst_dims, self._typenum)
+            else:
+                target = o
+        if with_indices:
+            if not self._is_max:
+                raise ValueError("with_indices: value True is invalid for AvgPool: only MaxPool returns indices")
+            ix = self._empty(self._dst_dims, cnp.NPY_INT64)
+            ix_ptr = <int64_t *>cnp.PyArray_DATA(ix)
+            item_strides(ix, 8, xs)
+            xs_ptr = xs
+        item_strides(s, self._itemsize, ss)
+        item_strides(target, self._itemsize, ds)
+        cdef const void *sp = cnp.PyArray_DATA(s)
+        cdef void *dp = cnp.PyArray_DATA(target)
+        with nogil:
+            rc = dp_execute(self.plan, sp, ss, dp, ds, ix_ptr, xs_ptr, self.num_threads)
+        if rc != DP_OK:
+            raise_status(rc, b"execution failed")
+        if target is not o:
+            np.copyto(o, target)
+        if with_indices:
+            return o, ix
+        return o
+
+
+def isa():
+    """Instruction set the kernels use on this CPU: 'avx512', 'avx2' or 'baseline'."""
+    return dp_isa().decode()
+
+
+def get_num_threads():
+    """Threads a primitive with num_threads=0 uses for large problems."""
+    return dp_get_max_threads()
+
+
+def set_num_threads(int n):
+    """Sets dnnpool's default thread count; 0 returns to OpenMP's (OMP_NUM_THREADS, threadpoolctl)."""
+    if n < 0:
+        raise ValueError(f"n: value {n} is invalid: the thread count must be 0 (OpenMP default) or positive")
+    dp_set_num_threads(n)
