@@ -152,7 +152,7 @@ int check_divisors(const dp_desc *d, char *msg, size_t size) {
                 return fail(msg, size, DP_EVALUE,
                             input_only
                                 ? "exclude_pad: value True is invalid here: the window of output %lld on %s %d "
-                                  "covers no input element (it lies wholly in the padding), so its average is undefined"
+                                  "covers no input element (all its taps fall in the padding), so its average is undefined"
                                 : "include_pad_divisor: value padded_extent is invalid here: the window of output "
                                   "%lld on %s %d covers no element of the padded input, so its average is undefined",
                             (long long)o, kAxisNames, i);

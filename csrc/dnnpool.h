@@ -74,7 +74,7 @@ typedef struct dp_desc {
     int32_t rounding;          /* dp_rounding */
     int32_t auto_pad;          /* dp_auto_pad */
     int32_t pad_divisor;       /* dp_pad_divisor, used when !exclude_pad */
-    int32_t drop_end_pad_windows; /* ONNX ceil rule: drop windows starting at or past n + pad_begin */
+    int32_t drop_end_pad_windows; /* ONNX ceil rule: drop the last window if it starts at or past n + pad_begin */
     int32_t index_order;       /* dp_index_order */
     /* Quantized AvgPool (s8/u8): y = sat(rne(mean(x_scale*(x - x_zp)) / y_scale + y_zp)) */
     int32_t quantized;

@@ -25,4 +25,8 @@ def get_include():
     The .pxd files are found by Cython through the installed package itself
     (``cimport dnnpool.capi``).
     """
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "include")
+    if os.path.isdir(installed):
+        return installed
+    return os.path.join(os.path.dirname(here), "csrc")   # a source tree (in-place build)

@@ -8,6 +8,8 @@ kernel; everything else happened when the plan was built.
 from libc.stdint cimport int64_t
 cimport numpy as cnp
 
+import numbers
+
 import numpy as np
 
 cnp.import_array()
@@ -132,7 +134,7 @@ cdef class Pooling:
     Execution is thread-safe: one primitive may run from several Python threads.
     """
 
-    def __cinit__(self, desc, int num_threads=0):
+    def __cinit__(self, desc, num_threads=0):
         cdef char msg[DP_ERRMSG_SIZE]
         cdef CDesc cdesc
         cdef int i
@@ -140,8 +142,7 @@ cdef class Pooling:
         cdesc = getattr(desc, "_cdesc", None)
         if cdesc is None:
             raise TypeError(f"desc: expected a dnnpool.PoolingDesc, got {type(desc).__name__}")
-        if num_threads < 0:
-            raise ValueError(f"num_threads: value {num_threads} is invalid: it must be 0 (default) or positive")
+        num_threads = check_thread_count("num_threads", num_threads)
         rc = dp_plan_create(&cdesc.d, &self.plan, msg, DP_ERRMSG_SIZE)
         if rc != DP_OK:
             raise_status(rc, msg)
@@ -255,8 +256,15 @@ def get_num_threads():
     return dp_get_max_threads()
 
 
-def set_num_threads(int n):
+def set_num_threads(n):
     """Sets dnnpool's default thread count; 0 returns to OpenMP's (OMP_NUM_THREADS, threadpoolctl)."""
-    if n < 0:
-        raise ValueError(f"n: value {n} is invalid: the thread count must be 0 (OpenMP default) or positive")
-    dp_set_num_threads(n)
+    dp_set_num_threads(check_thread_count("n", n))
+
+
+def check_thread_count(str name, value):
+    """A thread count: an int, 0 (default) or positive, below 2**15."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: value {value!r} is invalid: expected an integer thread count")
+    if not 0 <= value <= 32767:
+        raise ValueError(f"{name}: value {value} is invalid: a thread count must be 0 (default) or in [1, 32767]")
+    return int(value)

@@ -66,7 +66,9 @@ def _enum(name, value):
 
 
 def _kind(value):
-    if not isinstance(value, str) or value.lower() not in _KIND_BY_LOWER:
+    if not isinstance(value, str):
+        raise TypeError(f"kind: value {value!r} is invalid: expected a string, one of {list(_KINDS)}")
+    if value.lower() not in _KIND_BY_LOWER:
         raise ValueError(f"kind: value {value!r} is invalid: expected one of {list(_KINDS)}")
     return _KIND_BY_LOWER[value.lower()]
 
