@@ -1,0 +1,111 @@
+"""Threading never changes a result: outputs are bit-identical for any thread count,
+whether set per primitive or globally, and one primitive may run from several
+Python threads at once."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import dnnpool as dp
+import reference
+
+# Large enough that every kernel splits its work across threads.
+CASES = {
+    "avg_f32_nxc_2d": dict(kind="AvgPool", src_shape=(4, 40, 40, 48), dtype="f32", kernel=[3, 3],
+                           strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=False),
+    "avg_bf16_ncx_2d_ceil": dict(kind="AvgPool", src_shape=(3, 24, 37, 41), dtype="bf16",
+                                 kernel=[3, 2], strides=[2, 3], rounding_type="ceil",
+                                 exclude_pad=True, data_format="NCX"),
+    "avg_f64_nxc_1d_padded_extent": dict(kind="AvgPool", src_shape=(8, 3000, 16), dtype="f64",
+                                         kernel=[5], strides=[3], pads_begin=[2], pads_end=[4],
+                                         include_pad_divisor="padded_extent",
+                                         rounding_type="ceil", drop_end_pad_windows=True),
+    "avg_f16_nxc_3d_dilated": dict(kind="AvgPool", src_shape=(2, 12, 14, 16, 24), dtype="f16",
+                                   kernel=[2, 3, 2], dilations=[2, 1, 2], auto_pad="same_upper"),
+    "avg_u8_quantized_nxc": dict(kind="AvgPool", src_shape=(4, 33, 35, 32), dtype="u8",
+                                 kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
+                                 exclude_pad=True, src_scale=0.37, src_zero_point=128,
+                                 dst_scale=0.21, dst_zero_point=120),
+    "max_f32_ncx_2d": dict(kind="MaxPool", src_shape=(4, 32, 45, 45), dtype="f32", kernel=[3, 3],
+                           strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], data_format="NCX"),
+    "max_f16_nxc_3d_colmajor": dict(kind="MaxPool", src_shape=(2, 10, 12, 14, 40), dtype="f16",
+                                    kernel=[2, 2, 3], strides=[2, 1, 2], rounding_type="ceil",
+                                    index_order="column_major"),
+    "max_s8_nxc_2d_dilated": dict(kind="MaxPool", src_shape=(4, 36, 36, 64), dtype="s8",
+                                  kernel=[3, 3], dilations=[2, 2], auto_pad="same_lower"),
+}
+NUMPY_DTYPES = reference.NUMPY_DTYPES
+
+
+def _src(attrs, seed=0):
+    rng = np.random.default_rng(seed)
+    shape, dtype = attrs["src_shape"], attrs["dtype"]
+    if dtype in ("s8", "u8"):
+        info = np.iinfo(NUMPY_DTYPES[dtype])
+        return rng.integers(info.min, info.max + 1, shape).astype(NUMPY_DTYPES[dtype])
+    # few distinct values: plenty of ties for MaxPool, rounding work for AvgPool
+    return (rng.integers(-50, 50, shape) * rng.uniform(0.5, 2.0, shape)).astype(NUMPY_DTYPES[dtype])
+
+
+def _run(prim, src, kind):
+    if kind == "MaxPool":
+        dst, idx = prim.execute(src, with_indices=True)
+        return dst.tobytes() + idx.tobytes()
+    return prim.execute(src).tobytes()
+
+
+@pytest.fixture
+def restore_threads():
+    saved = dp.get_num_threads()
+    yield
+    dp.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_results_are_bit_identical_for_any_thread_count(name, restore_threads):
+    attrs = CASES[name]
+    pd = dp.PoolingDesc(**attrs)
+    src = _src(attrs)
+    serial = _run(dp.Pooling(pd, num_threads=1), src, attrs["kind"])
+    for n in (2, 3, 0):
+        assert _run(dp.Pooling(pd, num_threads=n), src, attrs["kind"]) == serial, f"num_threads={n}"
+    for n in (1, 2, 3):
+        dp.set_num_threads(n)
+        assert dp.get_num_threads() == n
+        assert _run(dp.Pooling(pd), src, attrs["kind"]) == serial, f"set_num_threads({n})"
+
+
+@pytest.mark.parametrize("name", ["avg_f32_nxc_2d", "max_f32_ncx_2d", "avg_u8_quantized_nxc"])
+def test_one_primitive_runs_from_many_python_threads(name):
+    attrs = CASES[name]
+    prim = dp.Pooling(dp.PoolingDesc(**attrs), num_threads=2)
+    sources = [_src(attrs, seed) for seed in range(6)]
+    serial = [_run(prim, src, attrs["kind"]) for src in sources]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        concurrent = list(pool.map(lambda s: _run(prim, s, attrs["kind"]), sources))
+    assert concurrent == serial
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if "quantized" not in n))
+def test_threaded_result_matches_vectorised_reference(name):
+    """The threaded kernels on large tensors agree with the reference's second formulation."""
+    attrs = CASES[name]
+    src = _src(attrs)
+    prim = dp.Pooling(dp.PoolingDesc(**attrs), num_threads=0)
+    want, want_index = reference.padded_formulation(src, attrs)
+    if attrs["kind"] == "MaxPool":
+        dst, idx = prim.execute(src, with_indices=True)
+        np.testing.assert_array_equal(dst.astype(np.float64), want)
+        np.testing.assert_array_equal(idx, want_index)
+        return
+    dst = prim.execute(src)
+    if attrs["dtype"] in ("f16", "bf16"):
+        # numpy/ml_dtypes round the f64 mean to the destination type; 1 ulp covers dnnpool's
+        # f32 division before its own rounding
+        rounded = want.astype(NUMPY_DTYPES[attrs["dtype"]])
+        reference.assert_within_ulp(dst, rounded, attrs["dtype"], 1, name)
+    else:
+        tol = 1e-12 if attrs["dtype"] == "f64" else 1e-5
+        np.testing.assert_allclose(dst.astype(np.float64), want, rtol=tol,
+                                   atol=tol * np.abs(src.astype(np.float64)).max())
