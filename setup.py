@@ -44,7 +44,7 @@ setup(
         "dnnpool.spec": ["*.json", "*.md", "conformance/*.json", "conformance/*.md"],
         "dnnpool.include": ["*.h"],
     },
-    exclude_package_data={"dnnpool.include": ["*.cpp", "*.hpp"]},
+    exclude_package_data={"dnnpool": ["*.cpp"], "dnnpool.include": ["*.cpp", "*.hpp"]},
     ext_modules=cythonize(extensions, language_level=3, compiler_directives={"embedsignature": True}),
     zip_safe=False,
 )
