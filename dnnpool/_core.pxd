@@ -3,50 +3,16 @@
 # types that carry it, so other Cython modules can cimport them.
 from libc.stdint cimport int32_t, int64_t
 
+# The constants and structs are declared once, in the public dnnpool/capi.pxd.
+from dnnpool.capi cimport (
+    DP_ABI_VERSION, DP_MAX_SPATIAL, DP_ERRMSG_SIZE, DP_AVG, DP_MAX,
+    DP_F32, DP_F64, DP_F16, DP_BF16, DP_S8, DP_U8, DP_NCX, DP_NXC, DP_FLOOR, DP_CEIL,
+    DP_PAD_NONE, DP_PAD_SAME_UPPER, DP_PAD_SAME_LOWER, DP_PAD_VALID,
+    DP_DIV_KERNEL, DP_DIV_PADDED_EXTENT, DP_ROW_MAJOR, DP_COL_MAJOR,
+    DP_OK, DP_EVALUE, DP_ETYPE, DP_ENOMEM, dp_desc, dp_plan,
+)
+
 cdef extern from "dnnpool.h" nogil:
-    enum: DP_ABI_VERSION
-    enum: DP_MAX_SPATIAL
-    enum: DP_ERRMSG_SIZE
-    enum dp_kind: DP_AVG, DP_MAX
-    enum dp_dtype: DP_F32, DP_F64, DP_F16, DP_BF16, DP_S8, DP_U8
-    enum dp_format: DP_NCX, DP_NXC
-    enum dp_rounding: DP_FLOOR, DP_CEIL
-    enum dp_auto_pad: DP_PAD_NONE, DP_PAD_SAME_UPPER, DP_PAD_SAME_LOWER, DP_PAD_VALID
-    enum dp_pad_divisor: DP_DIV_KERNEL, DP_DIV_PADDED_EXTENT
-    enum dp_index_order: DP_ROW_MAJOR, DP_COL_MAJOR
-    enum dp_status: DP_OK, DP_EVALUE, DP_ETYPE, DP_ENOMEM
-
-    ctypedef struct dp_desc:
-        int32_t kind
-        int32_t dtype
-        int32_t format
-        int32_t ndims
-        int64_t batch
-        int64_t channels
-        int64_t src_spatial[3]
-        int64_t kernel[3]
-        int64_t strides[3]
-        int64_t dilations[3]
-        int64_t pads_begin[3]
-        int64_t pads_end[3]
-        int32_t exclude_pad
-        int32_t rounding
-        int32_t auto_pad
-        int32_t pad_divisor
-        int32_t drop_end_pad_windows
-        int32_t index_order
-        int32_t quantized
-        float src_scale
-        float dst_scale
-        int32_t src_zero_point
-        int32_t dst_zero_point
-        int64_t dst_spatial[3]
-        int64_t resolved_pads_begin[3]
-        int64_t resolved_pads_end[3]
-
-    ctypedef struct dp_plan:
-        pass
-
     void dp_desc_defaults(dp_desc *d, int32_t kind, int32_t ndims)
     int dp_desc_init(dp_desc *d, char *errmsg, size_t errmsg_size)
     int64_t dp_desc_src_size(const dp_desc *d)

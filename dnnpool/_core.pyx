@@ -268,3 +268,7 @@ def check_thread_count(str name, value):
     if not 0 <= value <= 32767:
         raise ValueError(f"{name}: value {value} is invalid: a thread count must be 0 (default) or in [1, 32767]")
     return int(value)
+
+
+# Public C-API: the dp_api table and its capsule `_C_API` (see csrc/dnnpool_api.h).
+include "_capi_table.pxi"
