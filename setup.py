@@ -36,13 +36,15 @@ extensions = [
 ]
 
 setup(
-    packages=find_packages(include=["dnnpool", "dnnpool.*"]) + ["dnnpool.spec", "dnnpool.include"],
+    packages=find_packages(include=["dnnpool", "dnnpool.*"])
+    + ["dnnpool.spec", "dnnpool.spec.conformance", "dnnpool.include"],
     # spec/ (our machine-readable specification) and csrc/'s public headers
     # are installed inside the package, so an installed dnnpool reads them.
-    package_dir={"dnnpool.spec": "spec", "dnnpool.include": "csrc"},
+    package_dir={"dnnpool.spec": "spec", "dnnpool.spec.conformance": "spec/conformance", "dnnpool.include": "csrc"},
     package_data={
         "dnnpool": ["*.pxd", "*.pxi", "*.pyx"],
-        "dnnpool.spec": ["*.json", "*.md", "conformance/*.json", "conformance/*.md"],
+        "dnnpool.spec": ["*.json", "*.md"],
+        "dnnpool.spec.conformance": ["*.json", "*.md"],
         "dnnpool.include": ["*.h"],
     },
     exclude_package_data={"dnnpool": ["*.cpp"], "dnnpool.include": ["*.cpp", "*.hpp"]},
