@@ -27,6 +27,7 @@ extensions = [
         sources=["dnnpool/_core.pyx", *CSRC],
         include_dirs=["csrc", np.get_include()],
         depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/kernels.hpp",
+                 "csrc/kernels_block.hpp", "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp",
                  "dnnpool/_core.pxd", "dnnpool/capi.pxd", "dnnpool/_capi_table.pxi"],
         language="c++",
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

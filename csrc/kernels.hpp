@@ -1,7 +1,14 @@
 // Pooling kernels, written once and compiled once per instruction set:
 // kernels_isa.cpp includes this file inside a namespace under a
-// `#pragma GCC target`, so every template below is instantiated with that
-// ISA's vector width.  No standard header may be included from here.
+// `#pragma GCC target` (and defines kVecBytes, that ISA's vector width), so
+// every template below is instantiated for that ISA.  No standard header may
+// be included from here.
+//
+// Three kernels (chosen by plan.cpp):
+//   kernels_block.hpp  channel-block: NXC, window taps accumulated in registers
+//   kernels_sep.hpp    separable: W pass per input row, then H and D passes;
+//                      large stride-1 windows by doubling (cost O(log k))
+//   kernels_global.hpp global planes: one contiguous reduction per (n, c)
 //
 // Types: T is the storage type, Acc the accumulator (f32 for f32/f16/bf16,
 // f64 for f64, i32 for s8/u8).  16-bit values are widened on load and
@@ -11,20 +18,17 @@ struct bf16 { uint16_t bits; };
 
 template <typename T> struct Traits;
 
-template <> struct Traits<float> {
-    typedef float Acc;
-    static inline Acc load(float v) { return v; }
-    static inline float store(Acc v) { return v; }
-    static inline float lowest() { return -__FLT_MAX__; }
-    static inline Acc max_init() { return -__builtin_inff(); }
+// f32 and f64 are their own accumulators.
+template <typename F>
+struct SelfTraits {
+    typedef F Acc;
+    static inline Acc load(F v) { return v; }
+    static inline F store(Acc v) { return v; }
+    static inline F lowest() { return (F)(sizeof(F) == 4 ? -__FLT_MAX__ : -__DBL_MAX__); }
+    static inline Acc max_init() { return -(F)__builtin_inf(); }
 };
-template <> struct Traits<double> {
-    typedef double Acc;
-    static inline Acc load(double v) { return v; }
-    static inline double store(Acc v) { return v; }
-    static inline double lowest() { return -__DBL_MAX__; }
-    static inline Acc max_init() { return -__builtin_inf(); }
-};
+template <> struct Traits<float> : SelfTraits<float> {};
+template <> struct Traits<double> : SelfTraits<double> {};
 template <> struct Traits<_Float16> {
     typedef float Acc;
     static inline Acc load(_Float16 v) { return (float)v; }
@@ -78,203 +82,270 @@ template <> struct Traits<uint8_t> {
 template <typename Acc>
 static inline Acc max_nan(Acc acc, Acc v) { return (v > acc || v != v) ? v : acc; }
 
-// Max with an index: strict '>' keeps the first maximum of the scan; the first
-// NaN wins and sticks; `seen` makes the first tap win even if it is -inf.
-template <typename Acc>
-static inline bool takes_over(Acc acc, Acc v, int64_t cur_idx) {
-    return cur_idx < 0 || v > acc || (v != v && acc == acc);
-}
+// Finalize one average: quantized outputs are rounded half to even and
+// saturated.  `div` is the product of the per-axis divisors, converted once
+// (exact: kernel volumes are far below 2^24).
+// Quantization parameters, copied out of the context so that stores of
+// 8-bit outputs (which may alias anything) do not force reloads.
+struct QParams {
+    float scale, zp_out;
+    int32_t zp_in;
+    explicit QParams(const ExecCtx *c) : scale(c->qscale), zp_out(c->qzp_out), zp_in(c->qzp_in) {}
+};
 
-// Finalize one average: quantized outputs are rounded half to even and saturated.
 template <typename T, int K>
 struct AvgOut {
     typedef typename Traits<T>::Acc Acc;
-    static inline T make(Acc sum, int64_t div, int64_t nvalid, const ExecCtx *) {
+    typedef Acc Div;
+    static inline T make(Acc sum, Div div, int32_t nvalid, QParams) {
         (void)nvalid;
-        return Traits<T>::store(sum / (Acc)div);
+        return Traits<T>::store(sum / div);
     }
 };
 template <typename T>
 struct AvgOut<T, kQAvg> {
     typedef int32_t Acc;
-    static inline T make(Acc sum, int64_t div, int64_t nvalid, const ExecCtx *c) {
+    typedef float Div;
+    static inline T make(Acc sum, Div div, int32_t nvalid, QParams q) {
         // Padded taps are real zeros, i.e. x_zp in the quantized domain.
-        float centred = (float)(sum - (Acc)nvalid * c->qzp_in);
-        float y = centred * c->qscale / (float)div + c->qzp_out;
-        y = __builtin_roundevenf(y);
-        y = y < Traits<T>::qmin() ? Traits<T>::qmin() : (y > Traits<T>::qmax() ? Traits<T>::qmax() : y);
+        float centred = (float)(sum - nvalid * q.zp_in);
+        float y = centred * q.scale / div + q.zp_out;
+        y = __builtin_rintf(y);   // ties to even in the default rounding mode; vectorises
+        y = Traits<T>::qmin() > y ? Traits<T>::qmin() : y;
+        y = y > Traits<T>::qmax() ? Traits<T>::qmax() : y;
         return (T)(int32_t)y;
     }
 };
 
-// ------------------------------------------------ channel-inner (NXC) kernel
-//
-// Row space: (n, od, oh).  For every output point the window's taps are
-// visited in row-major order and combined into a block of channels, which is
-// contiguous when UnitC (the NXC fast path) and strided otherwise.
+// Combining a left (earlier in scan order) and a right partial result: sums
+// add; maxima keep the left one unless the right is greater or the first NaN.
+// A partial result with index < 0 holds no input element (padding) and loses.
+template <typename Acc, int K>
+static inline Acc combine(Acc a, Acc b) { return K == kMax ? max_nan(a, b) : a + b; }
 
-constexpr int64_t kChannelBlock = 256;
+template <typename Acc>
+static inline bool right_wins(Acc a, int64_t ai, Acc b) { return ai < 0 || b > a || (b != b && a == a); }
 
-template <typename T, int K, bool WithIdx, bool UnitC>
-static void channel_inner_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) {
-    typedef typename Traits<T>::Acc Acc;
-    const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
-    const T *src = (const T *)c->src;
-    T *dst = (T *)c->dst;
-    const int64_t C = c->C;
-    const int64_t scs = UnitC ? 1 : c->ss[1], dcs = UnitC ? 1 : c->ds[1];
-    Acc acc[kChannelBlock];
-    int64_t arg[WithIdx ? kChannelBlock : 1];
+// Value a window without input elements starts from.
+template <typename T, int K>
+static inline typename Traits<T>::Acc identity() {
+    return K == kMax ? Traits<T>::max_init() : (typename Traits<T>::Acc)0;
+}
 
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
-        const int64_t kd0 = AD.kbeg[od], kd1 = AD.kend[od], kh0 = AH.kbeg[oh], kh1 = AH.kend[oh];
-        const int64_t div_dh = AD.div[od] * AH.div[oh];
-        const int64_t valid_dh = (kd1 - kd0) * (kh1 - kh0);
-        const T *src_n = src + n * c->ss[0];
-        for (int64_t ow = 0; ow < AW.out; ++ow) {
-            const int64_t kw0 = AW.kbeg[ow], kw1 = AW.kend[ow];
-            const int64_t nvalid = valid_dh * (kw1 - kw0);
-            T *out = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + ow * c->ds[4];
-            for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
-                const int64_t cb = (C - c0 < kChannelBlock) ? C - c0 : kChannelBlock;
-                const Acc init = (K == kMax) ? Traits<T>::max_init() : (Acc)0;
-                for (int64_t i = 0; i < cb; ++i) acc[i] = init;
-                if constexpr (WithIdx) for (int64_t i = 0; i < cb; ++i) arg[i] = -1;
-                for (int64_t kd = kd0; kd < kd1; ++kd) {
-                    const int64_t id = od * AD.s - AD.pb + kd * AD.d;
-                    for (int64_t kh = kh0; kh < kh1; ++kh) {
-                        const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
-                        for (int64_t kw = kw0; kw < kw1; ++kw) {
-                            const int64_t iw = ow * AW.s - AW.pb + kw * AW.d;
-                            const T *__restrict p = src_n + id * c->ss[2] + ih * c->ss[3]
-                                                    + iw * c->ss[4] + c0 * scs;
-                            if constexpr (K == kMax && WithIdx) {
-                                const int64_t base = n * c->is[0] + id * c->is[2] + ih * c->is[3]
-                                                     + iw * c->is[4] + c0 * c->is[1];
-                                for (int64_t i = 0; i < cb; ++i) {
-                                    const Acc v = Traits<T>::load(p[i * scs]);
-                                    if (takes_over(acc[i], v, arg[i])) { acc[i] = v; arg[i] = base + i * c->is[1]; }
-                                }
-                            } else if constexpr (K == kMax) {
+// a[x] = a[x] (+) b[x] for x < n; b lies after a in scan order.
+template <typename Acc, int K, bool I>
+static inline void combine_rows(Acc *__restrict a, int64_t *__restrict ai, const Acc *__restrict b,
+                                const int64_t *__restrict bi, int64_t n) {
+    if constexpr (I) {
+        for (int64_t x = 0; x < n; ++x)
+            if (right_wins(a[x], ai[x], b[x])) { a[x] = b[x]; ai[x] = bi[x]; }
+    } else {
 #pragma GCC ivdep
-                                for (int64_t i = 0; i < cb; ++i) acc[i] = max_nan(acc[i], Traits<T>::load(p[i * scs]));
-                            } else {
-#pragma GCC ivdep
-                                for (int64_t i = 0; i < cb; ++i) acc[i] += Traits<T>::load(p[i * scs]);
-                            }
-                        }
-                    }
-                }
-                T *__restrict o = out + c0 * dcs;
-                if constexpr (K == kMax) {
-                    if (nvalid == 0) {
-                        for (int64_t i = 0; i < cb; ++i) o[i * dcs] = Traits<T>::lowest();
-                    } else {
-#pragma GCC ivdep
-                        for (int64_t i = 0; i < cb; ++i) o[i * dcs] = Traits<T>::store(acc[i]);
-                    }
-                    if constexpr (WithIdx) {
-                        int64_t *xo = c->idx + n * c->xs[0] + od * c->xs[2] + oh * c->xs[3]
-                                      + ow * c->xs[4] + c0 * c->xs[1];
-                        for (int64_t i = 0; i < cb; ++i) xo[i * c->xs[1]] = arg[i];
-                    }
-                } else {
-                    const int64_t div = div_dh * AW.div[ow];
-#pragma GCC ivdep
-                    for (int64_t i = 0; i < cb; ++i) o[i * dcs] = AvgOut<T, K>::make(acc[i], div, nvalid, c);
-                }
-            }
-        }
+        for (int64_t x = 0; x < n; ++x) a[x] = combine<Acc, K>(a[x], b[x]);
     }
 }
 
-// -------------------------------------------------- width-inner (NCX) kernel
-//
-// Row space: (n, c, od, oh).  A row of outputs is accumulated tap by tap:
-// for tap kw the outputs [olo[kw], ohi[kw]) read input w = ow*s - pb + kw*d,
-// a unit-stride stream when s == 1.  Accumulators live in a per-call buffer.
-
-template <typename T, int K, bool WithIdx>
-static void width_inner_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
-    typedef typename Traits<T>::Acc Acc;
-    const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
-    const T *src = (const T *)c->src;
-    T *dst = (T *)c->dst;
-    const int64_t OW = AW.out, sw = AW.s;
-    // scratch holds OW int64 slots for indices, then OW accumulators (<= 8 bytes each).
-    int64_t *arg = (int64_t *)scratch;
-    Acc *acc = (Acc *)(arg + OW);
-
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out;
-        const int64_t ch = (r / (AH.out * AD.out)) % c->C, n = r / (AH.out * AD.out * c->C);
-        const int64_t kd0 = AD.kbeg[od], kd1 = AD.kend[od], kh0 = AH.kbeg[oh], kh1 = AH.kend[oh];
-        const Acc init = (K == kMax) ? Traits<T>::max_init() : (Acc)0;
-        for (int64_t i = 0; i < OW; ++i) acc[i] = init;
-        if constexpr (WithIdx) for (int64_t i = 0; i < OW; ++i) arg[i] = -1;
-        const T *src_nc = src + n * c->ss[0] + ch * c->ss[1];
-        for (int64_t kd = kd0; kd < kd1; ++kd) {
-            const int64_t id = od * AD.s - AD.pb + kd * AD.d;
-            for (int64_t kh = kh0; kh < kh1; ++kh) {
-                const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
-                const T *__restrict line = src_nc + id * c->ss[2] + ih * c->ss[3];
-                for (int64_t kw = 0; kw < AW.k; ++kw) {
-                    const int64_t lo = AW.olo[kw], hi = AW.ohi[kw];
-                    const int64_t off = kw * AW.d - AW.pb;   // input w of output 0
-                    if constexpr (K == kMax && WithIdx) {
-                        const int64_t base = n * c->is[0] + ch * c->is[1] + id * c->is[2] + ih * c->is[3];
-                        for (int64_t ow = lo; ow < hi; ++ow) {
-                            const int64_t iw = ow * sw + off;
-                            const Acc v = Traits<T>::load(line[iw]);
-                            if (takes_over(acc[ow], v, arg[ow])) { acc[ow] = v; arg[ow] = base + iw * c->is[4]; }
-                        }
-                    } else if (sw == 1) {
-                        const T *__restrict p = line + off;
+// a[x] = a[x] (+) a[x + sh] for x < n, sh > 0: in place, reading ahead only.
+template <typename Acc, int K, bool I>
+static inline void combine_shift(Acc *a, int64_t *ai, int64_t sh, int64_t n) {
+    if constexpr (I) {
+        for (int64_t x = 0; x < n; ++x)
+            if (right_wins(a[x], ai[x], a[x + sh])) { a[x] = a[x + sh]; ai[x] = ai[x + sh]; }
+    } else {
 #pragma GCC ivdep
-                        for (int64_t ow = lo; ow < hi; ++ow) {
-                            const Acc v = Traits<T>::load(p[ow]);
-                            acc[ow] = (K == kMax) ? max_nan(acc[ow], v) : acc[ow] + v;
-                        }
-                    } else {
-#pragma GCC ivdep
-                        for (int64_t ow = lo; ow < hi; ++ow) {
-                            const Acc v = Traits<T>::load(line[ow * sw + off]);
-                            acc[ow] = (K == kMax) ? max_nan(acc[ow], v) : acc[ow] + v;
-                        }
-                    }
-                }
-            }
+        for (int64_t x = 0; x < n; ++x) a[x] = combine<Acc, K>(a[x], a[x + sh]);
+    }
+}
+
+template <typename Acc, bool I>
+static inline void copy_rows(Acc *__restrict a, int64_t *__restrict ai, const Acc *__restrict b,
+                             const int64_t *__restrict bi, int64_t n) {
+    for (int64_t x = 0; x < n; ++x) a[x] = b[x];
+    if constexpr (I) for (int64_t x = 0; x < n; ++x) ai[x] = bi[x];
+}
+
+template <typename Acc, bool I>
+static inline void fill_rows(Acc *a, int64_t *ai, Acc v, int64_t n) {
+    for (int64_t x = 0; x < n; ++x) a[x] = v;
+    if constexpr (I) for (int64_t x = 0; x < n; ++x) ai[x] = -1;
+}
+
+// Window reduction of k consecutive positions by doubling.  B holds `npos`
+// positions of `unit` values each (destroyed); out receives `nout` windows,
+// window o covering positions [o, o + k).  Max: two overlapping power-of-two
+// windows (the left one wins ties, so the first maximum survives); sums: one
+// power-of-two piece per set bit of k, left to right.
+template <typename Acc, int K, bool I>
+static void window_doubling(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int64_t k,
+                            Acc *out, int64_t *outi, int64_t nout) {
+    int64_t len = 1, done = 0;   // B holds windows of len; `done` positions of out summed so far
+    for (;;) {
+        if (K != kMax && (k & len)) {
+            if (done == 0) copy_rows<Acc, I>(out, outi, B, Bi, nout * unit);
+            else combine_rows<Acc, K, I>(out, outi, B + done * unit, Bi + (I ? done * unit : 0), nout * unit);
+            done += len;
         }
-        T *__restrict out = dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
-        const int64_t valid_dh = (kd1 - kd0) * (kh1 - kh0);
-        if constexpr (K == kMax) {
-            for (int64_t ow = 0; ow < OW; ++ow) {
-                const bool empty = valid_dh == 0 || AW.kbeg[ow] == AW.kend[ow];
-                out[ow] = empty ? Traits<T>::lowest() : Traits<T>::store(acc[ow]);
-            }
-            if constexpr (WithIdx) {
-                int64_t *xo = c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3];
-                for (int64_t ow = 0; ow < OW; ++ow) xo[ow * c->xs[4]] = arg[ow];
-            }
+        if (2 * len > k) break;
+        combine_shift<Acc, K, I>(B, Bi, len * unit, (npos - 2 * len + 1) * unit);
+        len *= 2;
+    }
+    if constexpr (K == kMax) {
+        if (len == k) {
+            copy_rows<Acc, I>(out, outi, B, Bi, nout * unit);
         } else {
-            const int64_t div_dh = AD.div[od] * AH.div[oh];
-            for (int64_t ow = 0; ow < OW; ++ow) {
-                const int64_t nvalid = valid_dh * (AW.kend[ow] - AW.kbeg[ow]);
-                out[ow] = AvgOut<T, K>::make(acc[ow], div_dh * AW.div[ow], nvalid, c);
-            }
+            copy_rows<Acc, I>(out, outi, B, Bi, nout * unit);
+            combine_rows<Acc, K, I>(out, outi, B + (k - len) * unit, Bi + (I ? (k - len) * unit : 0), nout * unit);
         }
     }
 }
+
+template <typename T>
+struct Vec {
+    typedef typename Traits<T>::Acc Acc;
+    static constexpr int64_t lanes = kVecBytes / (int64_t)sizeof(Acc);
+    typedef Acc V __attribute__((vector_size(kVecBytes)));
+    typedef Acc VU __attribute__((vector_size(kVecBytes), aligned(alignof(Acc))));   // unaligned access
+};
+
+// Stores one vector of accumulators (unaligned) without taking its address.
+template <typename T>
+static inline void store_vec(typename Traits<T>::Acc *p, typename Vec<T>::V v) {
+    *(typename Vec<T>::VU *)p = v;
+}
+
+// Loads Vec<T>::lanes consecutive elements widened to the accumulator type.
+template <typename T>
+static inline typename Vec<T>::V load_vec(const T *p) {
+    typedef typename Vec<T>::V V;
+    if constexpr (sizeof(T) == sizeof(typename Traits<T>::Acc)) {
+        return *(const typename Vec<T>::VU *)p;
+    } else if constexpr (__is_same(T, bf16)) {
+        return (V)isa_load_bf16(p);
+    } else if constexpr (__is_same(T, _Float16)) {
+        if constexpr (kHaveF16) {
+            return (V)isa_load_f16(p);
+        } else {
+            V v;
+            for (int64_t i = 0; i < Vec<T>::lanes; ++i) v[i] = (float)p[i];
+            return v;
+        }
+    } else if constexpr (__is_same(T, uint8_t)) {
+        return (V)isa_load_u8(p);
+    } else {
+        return (V)isa_load_s8(p);
+    }
+}
+
+template <typename V>
+static inline V vmax_nan(V acc, V v) {
+    const V m = v > acc ? v : acc;   // maxps: keeps acc on ties and when either is NaN
+    return v != v ? v : m;           // a NaN tap takes over; a NaN acc stays
+}
+
+// Loads one vector of accumulators from a storage-type source (widened) or
+// from an accumulator buffer.
+template <typename T, typename S>
+static inline typename Vec<T>::V load_any(const S *p) {
+    if constexpr (__is_same(S, T)) {
+        return load_vec<T>(p);
+    } else {
+        return *(const typename Vec<T>::VU *)p;
+    }
+}
+template <typename T, typename S>
+static inline typename Traits<T>::Acc load_one(S v) {
+    if constexpr (__is_same(S, T)) return Traits<T>::load(v);
+    else return v;
+}
+
+// Pads: plain vector stores, no library call; writes v to [0, n) and may
+// write up to lanes-1 values past n (the caller's buffers have that slack,
+// and what follows is written afterwards).
+template <typename T>
+static inline void fill_pad(typename Traits<T>::Acc *b, typename Traits<T>::Acc v, int64_t n) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    const typename Vec<T>::V vv = (typename Vec<T>::V){} + v;
+    for (int64_t x = 0; x < n; x += VL) store_vec<T>(b + x, vv);
+}
+
+// Y[x] = X[x + off[0]] (+) X[x + off[1]] (+) ... for x < n, taps in order:
+// one pass, the partial results of a block of kFuseVecs vectors in
+// registers.  X is the storage type T (widened on load) or Acc.
+constexpr int kFuseVecs = 4;
+
+template <typename T, int K, bool I, typename S>
+static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
+                        const int64_t *__restrict Xi, const int64_t *off, int64_t nt, int64_t n) {
+    typedef typename Traits<T>::Acc Acc;
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes, B = kFuseVecs * VL;
+    int64_t x = 0;
+    if constexpr (!I) {
+        for (; x + B <= n; x += B) {
+            V acc[kFuseVecs];
+            const S *p = X + x + off[0];
+            for (int j = 0; j < kFuseVecs; ++j) acc[j] = load_any<T>(p + j * VL);
+            for (int64_t t = 1; t < nt; ++t) {
+                p = X + x + off[t];
+                for (int j = 0; j < kFuseVecs; ++j) {
+                    const V v = load_any<T>(p + j * VL);
+                    acc[j] = K == kMax ? vmax_nan(acc[j], v) : acc[j] + v;
+                }
+            }
+            for (int j = 0; j < kFuseVecs; ++j) store_vec<T>(Y + x + j * VL, acc[j]);
+        }
+        for (; x + VL <= n; x += VL) {
+            V acc = load_any<T>(X + x + off[0]);
+            for (int64_t t = 1; t < nt; ++t) {
+                const V v = load_any<T>(X + x + off[t]);
+                acc = K == kMax ? vmax_nan(acc, v) : acc + v;
+            }
+            store_vec<T>(Y + x, acc);
+        }
+        for (; x < n; ++x) {
+            Acc acc = load_one<T>(X[x + off[0]]);
+            for (int64_t t = 1; t < nt; ++t) acc = combine<Acc, K>(acc, load_one<T>(X[x + off[t]]));
+            Y[x] = acc;
+        }
+        return;
+    }
+    for (; x < n; x += B) {
+        const int64_t m = n - x < B ? n - x : B;
+        Acc acc[B];
+        int64_t ai[I ? B : 1];
+        const S *p = X + x + off[0];
+        for (int64_t i = 0; i < m; ++i) acc[i] = load_one<T>(p[i]);
+        if constexpr (I) for (int64_t i = 0; i < m; ++i) ai[i] = Xi[x + off[0] + i];
+        for (int64_t t = 1; t < nt; ++t) {
+            p = X + x + off[t];
+            if constexpr (I) {
+                const int64_t *pi = Xi + x + off[t];
+                for (int64_t i = 0; i < m; ++i) {
+                    const Acc v = load_one<T>(p[i]);
+                    if (right_wins(acc[i], ai[i], v)) { acc[i] = v; ai[i] = pi[i]; }
+                }
+            } else {
+                for (int64_t i = 0; i < m; ++i) acc[i] = combine<Acc, K>(acc[i], load_one<T>(p[i]));
+            }
+        }
+        for (int64_t i = 0; i < m; ++i) Y[x + i] = acc[i];
+        if constexpr (I) for (int64_t i = 0; i < m; ++i) Yi[x + i] = ai[i];
+    }
+}
+
+#include "kernels_block.hpp"
+#include "kernels_sep.hpp"
+#include "kernels_global.hpp"
 
 // ---------------------------------------------------------------- selection
 
 template <typename T, int K, bool WithIdx>
 static RowFn pick_variant(int variant) {
     switch (variant) {
-    case kChannelInner: return &channel_inner_rows<T, K, WithIdx, true>;
-    case kChannelInnerStrided: return &channel_inner_rows<T, K, WithIdx, false>;
-    case kWidthInner: return &width_inner_rows<T, K, WithIdx>;
+    case kChannelBlock: return &channel_block_rows<T, K, WithIdx>;
+    case kSepPlane: return &sep_rows<T, K, WithIdx, false>;
+    case kSepLanes: return &sep_rows<T, K, WithIdx, true>;
+    case kGlobalPlane: return &global_plane_rows<T, K, WithIdx>;
     }
     return 0;
 }

@@ -1,12 +1,51 @@
 // Compiles kernels.hpp once per instruction set and picks a row function.
 // One build runs on any x86-64: the wider variants are only selected when the
-// CPU reports the features (see isa.cpp).
+// CPU reports the features (see plan.cpp).
 #include <cstdint>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include "plan.hpp"
 
 namespace dnnpool {
 
+// Each ISA provides kVecBytes and the widening loads GCC does not derive
+// from generic vector code: 8-bit -> i32, bf16 and f16 -> f32 (kHaveF16 when the
+// ISA converts f16 in hardware; otherwise kernels.hpp widens element-wise).
 namespace baseline {
+constexpr int64_t kVecBytes = 16;
+constexpr bool kHaveF16 = false;
+typedef int32_t IsaI32 __attribute__((vector_size(16)));
+typedef float IsaF32 __attribute__((vector_size(16)));
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline IsaI32 isa_load_u8(const uint8_t *p) {
+    int32_t w;
+    __builtin_memcpy(&w, p, 4);
+    const __m128i z = _mm_setzero_si128();
+    return (IsaI32)_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z);
+}
+static inline IsaI32 isa_load_s8(const int8_t *p) {
+    int32_t w;
+    __builtin_memcpy(&w, p, 4);
+    __m128i x = _mm_cvtsi32_si128(w);
+    x = _mm_unpacklo_epi8(x, x);
+    return (IsaI32)_mm_srai_epi32(_mm_unpacklo_epi16(x, x), 24);
+}
+static inline IsaF32 isa_load_bf16(const void *p) {
+    return (IsaF32)_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)p));
+}
+#else
+static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
+static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
+static inline IsaF32 isa_load_bf16(const void *p) {
+    uint16_t h[4];
+    __builtin_memcpy(h, p, 8);
+    typedef uint32_t U __attribute__((vector_size(16)));
+    return (IsaF32)((U){h[0], h[1], h[2], h[3]} << 16);
+}
+#endif
+static inline IsaF32 isa_load_f16(const void *) { return (IsaF32){}; }
+static inline void isa_store_f16(void *, IsaF32) {}
 #include "kernels.hpp"
 }
 
@@ -14,6 +53,19 @@ namespace baseline {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,bmi2")
 namespace avx2 {
+constexpr int64_t kVecBytes = 32;
+constexpr bool kHaveF16 = true;
+typedef int32_t IsaI32 __attribute__((vector_size(32)));
+typedef float IsaF32 __attribute__((vector_size(32)));
+static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+static inline IsaF32 isa_load_f16(const void *p) { return (IsaF32)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+static inline IsaF32 isa_load_bf16(const void *p) {
+    return (IsaF32)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+}
+static inline void isa_store_f16(void *p, IsaF32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 #include "kernels.hpp"
 }
 #pragma GCC pop_options
@@ -21,6 +73,28 @@ namespace avx2 {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")
 namespace avx512 {
+constexpr int64_t kVecBytes = 64;
+constexpr bool kHaveF16 = true;
+typedef int32_t IsaI32 __attribute__((vector_size(64)));
+typedef float IsaF32 __attribute__((vector_size(64)));
+// (maskz forms: the plain ones start from an undefined vector, which GCC 12
+// reports as -Wmaybe-uninitialized)
+constexpr __mmask16 kAll = (__mmask16)0xffff;
+static inline IsaI32 isa_load_u8(const uint8_t *p) {
+    return (IsaI32)_mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128((const __m128i *)p));
+}
+static inline IsaI32 isa_load_s8(const int8_t *p) {
+    return (IsaI32)_mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128((const __m128i *)p));
+}
+static inline IsaF32 isa_load_f16(const void *p) {
+    return (IsaF32)_mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256((const __m256i *)p));
+}
+static inline IsaF32 isa_load_bf16(const void *p) {
+    return (IsaF32)_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256((const __m256i *)p)), 16);
+}
+static inline void isa_store_f16(void *p, IsaF32 v) {
+    _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtps_ph(kAll, (__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 #include "kernels.hpp"
 }
 #pragma GCC pop_options
@@ -28,8 +102,6 @@ namespace avx512 {
 #endif
 
 RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
-    // The strided fallback gains nothing from wide vectors; keep one copy.
-    if (variant == kChannelInnerStrided) isa = kBaseline;
 #ifdef DNNPOOL_HAVE_X86_VARIANTS
     if (isa == kAvx512) return avx512::select(dtype, kind, variant, with_idx);
     if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx);

@@ -144,16 +144,144 @@ void build_axis(const dp_desc &d, int a, AxisPlan *ax, int64_t **cursor) {
     }
 }
 
+// The window of every output covers its whole plane (one output per plane)
+// and the plane is dense in src: a plain reduction per (n, c).
+bool global_plane(const dp_plan &p, const int64_t ss[5]) {
+    int64_t expect = 1;
+    for (int a = kAxes - 1; a >= 0; --a) {
+        const AxisPlan &ax = p.ax[a];
+        if (ax.out != 1 || ax.d != 1 || ax.kend[0] - ax.kbeg[0] != ax.in) return false;
+        if (ax.in > 1 && ss[2 + a] != expect) return false;
+        expect *= ax.in;
+    }
+    return true;
+}
+
+// Doubling replaces a tap-by-tap pass of a stride-1, undilated axis when it
+// takes fewer passes (one more for its bookkeeping).
+bool doubles(const AxisPlan &ax, bool is_max) {
+    return ax.s == 1 && ax.d == 1 && doubling_passes(ax.k, is_max) + 1 < ax.k;
+}
+
+// Per-thread working set the separable kernel aims for (about half of L2).
+constexpr int64_t kSepBudget = 256 << 10;
+
+int64_t acc_size(int dtype) { return dtype == DP_F64 ? 8 : 4; }
+
+size_t align64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+// Scratch layout of the separable kernel for `lanes` values per position.
+SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
+    const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
+    const bool is_max = p.kind == kMax;
+    SepLayout g{};
+    g.lanes = lanes;
+    g.wp = (AW.out - 1) * AW.s + (AW.k - 1) * AW.d + 1;
+    g.h_dbl = doubles(AW, is_max);
+    g.v_dbl = AD.k == 1 && doubles(AH, is_max);
+    const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
+    const int64_t row = AW.out * lanes * vsz;
+    const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
+    g.flat = lanes == 1 && AD.k == 1;
+    if (g.flat) {
+        // Four buffers of the chunk's padded rows, xlen positions each.
+        const int64_t xlen = (g.wp + AW.s - 1) / AW.s * AW.s;
+        const int64_t frows = kSepBudget / (4 * xlen * vsz);
+        g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
+        if (g.chunk < 1) g.chunk = 1;
+        if (g.chunk > AH.out) g.chunk = AH.out;
+        if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
+        g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
+        g.planes = 1;
+    } else {
+        if (g.v_dbl) {
+            g.chunk = (fit - (AH.k - 1)) / 2;
+            if (g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate: go tap by tap
+        }
+        if (g.v_dbl) {
+            g.planes = 1;
+        } else {
+            g.planes = AD.k;
+            g.chunk = ((fit - 1) / AD.k - (AH.k - 1) * AH.d - 1) / AH.s + 1;
+        }
+        if (g.chunk > AH.out) g.chunk = AH.out;
+        if (g.chunk < 1) g.chunk = 1;
+        if (g.v_dbl) {
+            g.rows = g.chunk + AH.k - 1;
+        } else {
+            g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
+            if (g.rows > AH.in) g.rows = AH.in;
+        }
+    }
+    const int64_t as = acc_size(p.desc.dtype), ix = with_idx ? 8 : 0;
+    g.phase_len = (g.wp + AW.s - 1) / AW.s;
+    g.xlen = g.phase_len * AW.s;
+    const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
+    // Values-only direct passes pool (d, h) first, straight into the padded row.
+    const int64_t hb_n = !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
+    const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes;
+    size_t at = 0;
+    g.xp = at; at = align64(at + xp_n * as);
+    g.xpi = at; at = align64(at + xp_n * ix);
+    const int64_t ph_n = lanes == 1 && AW.s > 1 ? xp_n : 0;
+    g.ph = at; at = align64(at + ph_n * as);
+    g.phi = at; at = align64(at + ph_n * ix);
+    const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;
+    g.toff = at; at = align64(at + nt * 8);
+    g.hb = at; at = align64(at + hb_n * as);
+    g.hbi = at; at = align64(at + hb_n * ix);
+    g.vr = at; at = align64(at + vr_n * as);
+    g.vri = at; at = align64(at + vr_n * ix);
+    const int64_t f_n = g.flat ? (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64 : 0;
+    for (int b = 0; b < 4; ++b) {
+        g.fbuf[b] = at; at = align64(at + f_n * as);
+        g.fbufi[b] = at; at = align64(at + f_n * ix);
+    }
+    g.wdiv = at; at = align64(at + AW.out * 8);
+    g.wcnt = at; at = align64(at + AW.out * 8);
+    g.total = at;
+    return g;
+}
+
 int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
+    if (global_plane(p, ss)) return kGlobalPlane;
     const bool unit_c = ss[1] == 1 && ds[1] == 1;
-    const bool unit_w = ss[4] == 1 && ds[4] == 1;
-    if (unit_c && (p.desc.channels > 1 || !unit_w)) return kChannelInner;
-    if (unit_w) return kWidthInner;
-    return kChannelInnerStrided;
+    if (!unit_c || p.desc.channels == 1) return kSepPlane;
+    if (p.ax[1].out == 1 && p.ax[2].out == 1) return kChannelBlock;   // one window per plane
+    // Channels as lanes: tap by tap in registers unless the separable passes
+    // (widen, W, H/D, finalize) cost well under the window's taps.
+    const bool is_max = p.kind == kMax;
+    const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
+    const int64_t wcost = doubles(AW, is_max) ? doubling_passes(AW.k, is_max) : AW.k;
+    const int64_t vcost = AD.k == 1 && doubles(AH, is_max) ? doubling_passes(AH.k, is_max) : AD.k * AH.k;
+    return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }
 
 const char *variant_name(int v) {
-    return v == kChannelInner ? "channel_inner" : v == kWidthInner ? "width_inner" : "channel_inner_strided";
+    switch (v) {
+    case kChannelBlock: return "channel_block";
+    case kSepPlane: return "separable";
+    case kSepLanes: return "separable_lanes";
+    case kGlobalPlane: return "global_plane";
+    }
+    return "?";
+}
+
+// Per-thread scratch, kept between calls (grown on demand, freed at thread exit).
+char *thread_scratch(size_t bytes) {
+    struct Buf {
+        char *p = nullptr;
+        size_t n = 0;
+        ~Buf() { std::free(p); }
+    };
+    static thread_local Buf b;
+    if (bytes > b.n) {
+        std::free(b.p);
+        b.n = 0;
+        b.p = (char *)std::aligned_alloc(64, align64(bytes));
+        if (b.p) b.n = align64(bytes);
+    }
+    return b.p;
 }
 
 const char *isa_name(int isa) { return isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline"; }
@@ -218,7 +346,13 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     dense_strides(p->desc, p->desc.dst_spatial, dense);
     to_logical(p->desc, dense, ds);
     const int v = choose_variant(*p, ss, ds);
-    std::snprintf(buf, sizeof buf, "%s:%s", isa_name(v == kChannelInnerStrided ? kBaseline : p->isa), variant_name(v));
+    if (v == kSepPlane || v == kSepLanes) {
+        const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
+        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl ? "+wdbl" : "",
+                      g.v_dbl ? "+hdbl" : "");
+    } else {
+        std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));
+    }
     return buf;
 }
 
@@ -243,39 +377,45 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     c.qscale = d.src_scale / d.dst_scale;
     c.qzp_out = (float)d.dst_zero_point;
     c.qzp_in = d.src_zero_point;
-    c.full_window = 0;
 
     const int variant = choose_variant(*p, c.ss, c.ds);
     RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
     if (!fn) return DP_ETYPE;
     const int64_t plane = p->ax[0].out * p->ax[1].out;
-    const int64_t rows = variant == kWidthInner ? d.batch * d.channels * plane : d.batch * plane;
+    const int64_t rows = (variant == kSepPlane ? d.batch * d.channels * plane
+                          : variant == kGlobalPlane ? d.batch * d.channels : d.batch * plane);
     if (rows == 0 || dp_desc_dst_size(&d) == 0) return DP_OK;
+    size_t scratch_bytes = 0;
+    if (variant == kSepPlane || variant == kSepLanes) {
+        c.sep = sep_layout(*p, variant == kSepLanes ? d.channels : 1, indices != nullptr);
+        scratch_bytes = c.sep.total;
+    } else if (variant == kChannelBlock) {
+        c.taps_max = p->ax[0].k * p->ax[1].k;
+        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)d.channels);
+    }
 
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
     if (nt > rows) nt = rows;
     if (nt < 1) nt = 1;
-    // Width-inner rows keep their accumulators and indices in per-thread scratch.
-    const size_t scratch_per_thread = variant == kWidthInner ? (size_t)p->ax[2].out * 16 + 64 : 0;
-    char *scratch = nullptr;
-    if (scratch_per_thread) {
-        scratch = (char *)std::malloc(scratch_per_thread * (size_t)nt);
-        if (!scratch) return DP_ENOMEM;
-    }
     if (nt == 1) {
+        char *scratch = thread_scratch(scratch_bytes);
+        if (!scratch && scratch_bytes) return DP_ENOMEM;
         fn(&c, 0, rows, scratch);
-    } else {
-#pragma omp parallel num_threads((int)nt)
-        {
-            // Static, equal split: every output is computed by the same code
-            // whatever the team size, so results do not depend on it.
-            const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
-            const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
-            if (r0 < r1) fn(&c, r0, r1, scratch ? scratch + scratch_per_thread * (size_t)t : nullptr);
-        }
+        return DP_OK;
     }
-    std::free(scratch);
+    std::atomic<int> failed{0};
+#pragma omp parallel num_threads((int)nt)
+    {
+        // Static, equal split: every output is computed by the same code
+        // whatever the team size, so results do not depend on it.
+        const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
+        char *scratch = thread_scratch(scratch_bytes);
+        if (!scratch && scratch_bytes) failed.store(1);
+        else if (r0 < r1) fn(&c, r0, r1, scratch);
+    }
+    if (failed.load()) return DP_ENOMEM;
     return DP_OK;
 }
 

@@ -2,6 +2,7 @@
 #ifndef DNNPOOL_PLAN_HPP
 #define DNNPOOL_PLAN_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include "dnnpool.h"
 
@@ -22,6 +23,29 @@ struct AxisPlan {
     int64_t *olo, *ohi;
 };
 
+// Scratch of the separable kernel (byte offsets into one per-thread block).
+// Rows hold `lanes` values per position: 1 for NCX (one channel per plane),
+// C for NXC (channels are the contiguous lanes).
+struct SepLayout {
+    int64_t lanes;          // values per position
+    int64_t wp;             // positions of a padded input row: (OW-1)*s + (k-1)*d + 1
+    int64_t chunk;          // output rows computed together (same n, c, od)
+    int64_t rows;           // input rows kept per depth tap for one chunk
+    int64_t planes;         // depth taps kept (1 when the vertical pass doubles)
+    int32_t h_dbl, v_dbl;   // horizontal / vertical pass by doubling (s = d = 1 only)
+    int64_t xlen;           // positions allocated for xp (phases need a multiple of the stride)
+    int64_t phase_len;      // positions per stride phase: ceil(wp / s)
+    size_t xp, xpi;         // padded input row (values, indices)
+    size_t ph, phi;         // the row split into stride phases
+    size_t toff;            // tap offsets of one pass: max(kw, kd * kh) entries
+    size_t hb, hbi;         // horizontally pooled rows [planes][rows][OW*lanes]
+    size_t vr, vri;         // vertical result: [chunk][OW*lanes] when doubling, else one row
+    int32_t flat;           // one lane, no depth taps: a chunk's rows are stacked in fbuf
+    size_t fbuf[4], fbufi[4];   // flat: padded rows, phases, two pass results
+    size_t wdiv, wcnt;      // per output column: divisor factor (as Acc / float), valid tap count
+    size_t total;
+};
+
 // One execution: plan + tensors with logical (N, C, D, H, W) strides.
 struct ExecCtx {
     const AxisPlan *ax;             // [kAxes]
@@ -34,23 +58,32 @@ struct ExecCtx {
     float qscale;                   // quantized: x_scale / y_scale
     float qzp_out;                  // quantized: y zero point
     int32_t qzp_in;                 // quantized: x zero point
-    int32_t full_window;            // every output's window lies inside the input (no border logic)
+    SepLayout sep;                  // separable kernel only
+    int64_t taps_max;               // channel-block kernel: depth*height taps of a window (scratch rows)
 };
 
 // Computes rows [r0, r1) of the row space the variant defines.
 typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch);
 
-enum Variant { kChannelInner = 0, kWidthInner = 1, kChannelInnerStrided = 2, kVariants = 3 };
+// Row spaces: channel-block (n, od, oh) over NXC with unit channel stride;
+// separable planes (n, c, od, oh) with one lane (any strides) or (n, od, oh)
+// with C lanes (unit channel stride); global planes (n, c) of dense planes.
+enum Variant {
+    kChannelBlock = 0, kSepPlane = 1, kSepLanes = 2, kGlobalPlane = 3, kVariants = 4
+};
 enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
 
 // Selected at planning; null when the combination does not exist.
 RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx);
 
-}  // namespace dnnpool
-
-
-
-namespace dnnpool {
+// Passes of a window reduction of k taps by doubling (sparse-table style):
+// max overlaps two power-of-two windows, sums add one piece per set bit.
+static inline int64_t doubling_passes(int64_t k, bool is_max) {
+    int64_t lg = 0, bits = 0;
+    for (int64_t v = k; v > 1; v >>= 1) ++lg;
+    for (int64_t v = k; v; v >>= 1) bits += v & 1;
+    return is_max ? lg + 1 : lg + bits;
+}
 
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that
 // land inside [0, n): always a contiguous range [*kb, *ke), possibly empty.

@@ -1,0 +1,193 @@
+// Channel-block kernel (NXC, unit channel stride in src and dst).
+//
+// Row space: (n, od, oh).  For every output point the channels are processed
+// in blocks of kBlockVecs vectors kept in registers while the window's taps
+// are visited in row-major order (depth, height, width); the tail block uses
+// the same code with a runtime length.  Indices take the plain array path.
+
+constexpr int kBlockVecs = 4;
+constexpr int64_t kStreamRowBytes = 2048;   // channel rows this long stream tap by tap
+
+// Rounds a vector of f32 to bf16 like Traits<bf16>::store (nearest even,
+// NaN kept quiet) and stores it.
+template <typename V>
+static inline void store_bf16_vec(bf16 *o, V v) {
+    static_assert(sizeof(V) == kVecBytes, "one f32 vector");
+    typedef uint32_t U __attribute__((vector_size(kVecBytes)));
+    typedef uint16_t H __attribute__((vector_size(kVecBytes / 2)));
+    const U u = (U)v;
+    const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const U quiet_nan = (u >> 16) | 0x40u;
+    const U r = (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+    const H h = __builtin_convertvector(r, H);
+    __builtin_memcpy(o, &h, sizeof h);
+}
+
+// Writes `m` finished accumulators of one output point.
+template <typename T, int K>
+static inline void block_store(const typename Traits<T>::Acc *acc, int64_t m, T *__restrict o, int64_t nvalid,
+                               typename AvgOut<T, K>::Div div, const ExecCtx *c) {
+    if constexpr (K == kMax) {
+        if (nvalid == 0) {
+            for (int64_t i = 0; i < m; ++i) o[i] = Traits<T>::lowest();
+        } else {
+            for (int64_t i = 0; i < m; ++i) o[i] = Traits<T>::store(acc[i]);
+        }
+    } else {
+        const QParams q(c);
+        for (int64_t i = 0; i < m; ++i) o[i] = AvgOut<T, K>::make(acc[i], div, (int32_t)nvalid, q);
+    }
+}
+
+// One channel block of one output point, no indices: `Full` blocks have
+// kBlockVecs vectors and live in registers; the tail runs element-wise.
+template <typename T, int K, bool Full>
+static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
+                               int64_t m, T *o, int64_t nvalid, typename AvgOut<T, K>::Div div,
+                               const ExecCtx *c) {
+    typedef typename Traits<T>::Acc Acc;
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    constexpr int64_t VB = kBlockVecs * VL;
+    Acc res[VB];
+    if constexpr (Full) {
+        V acc[kBlockVecs];
+        for (int j = 0; j < kBlockVecs; ++j) acc[j] = (V){} + identity<T, K>();
+        for (int64_t r = 0; r < nrows; ++r) {
+            const T *p = p0 + roff[r];
+            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
+                for (int j = 0; j < kBlockVecs; ++j) {
+                    const V v = load_vec<T>(p + j * VL);
+                    acc[j] = K == kMax ? vmax_nan(acc[j], v) : acc[j] + v;
+                }
+            }
+        }
+        if constexpr (__is_same(T, Acc) && K != kQAvg) {
+            // Storage type = accumulator type: finish in registers.
+            if (K == kMax && nvalid == 0) {
+                for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
+                return;
+            }
+            for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
+            return;
+        }
+        if constexpr (__is_same(T, bf16)) {
+            if (!(K == kMax && nvalid == 0)) {
+                for (int j = 0; j < kBlockVecs; ++j) store_bf16_vec(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
+                return;
+            }
+        }
+        if constexpr (__is_same(T, _Float16) && kHaveF16) {
+            if (!(K == kMax && nvalid == 0)) {
+                for (int j = 0; j < kBlockVecs; ++j) isa_store_f16(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
+                return;
+            }
+        }
+        for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(res + j * VL, acc[j]);
+        block_store<T, K>(res, VB, o, nvalid, div, c);
+    } else {
+        for (int64_t i = 0; i < m; ++i) res[i] = identity<T, K>();
+        for (int64_t r = 0; r < nrows; ++r) {
+            const T *p = p0 + roff[r];
+            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep)
+                for (int64_t i = 0; i < m; ++i) res[i] = combine<Acc, K>(res[i], Traits<T>::load(p[i]));
+        }
+        block_store<T, K>(res, m, o, nvalid, div, c);
+    }
+}
+
+// One channel block of one output point with indices (first maximum, first NaN).
+template <typename T>
+static inline void block_point_idx(const T *p0, const int64_t *roff, const int64_t *ridx, int64_t nrows,
+                                   int64_t nkw, int64_t kstep, int64_t istep, int64_t ibase, int64_t icstep,
+                                   int64_t m, T *o, int64_t *xo, int64_t xcs, int64_t nvalid) {
+    typedef typename Traits<T>::Acc Acc;
+    constexpr int64_t VB = kBlockVecs * Vec<T>::lanes;
+    Acc acc[VB];
+    int64_t arg[VB];
+    for (int64_t i = 0; i < m; ++i) { acc[i] = Traits<T>::max_init(); arg[i] = -1; }
+    for (int64_t r = 0; r < nrows; ++r) {
+        const T *p = p0 + roff[r];
+        int64_t at = ibase + ridx[r];
+        for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep)
+            for (int64_t i = 0; i < m; ++i) {
+                const Acc v = Traits<T>::load(p[i]);
+                if (right_wins(acc[i], arg[i], v)) { acc[i] = v; arg[i] = at + i * icstep; }
+            }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+        o[i] = nvalid ? Traits<T>::store(acc[i]) : Traits<T>::lowest();
+        xo[i * xcs] = nvalid ? arg[i] : -1;
+    }
+}
+
+template <typename T, int K, bool WithIdx>
+static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
+    const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
+    constexpr int64_t VB = kBlockVecs * Vec<T>::lanes;
+    typedef typename AvgOut<T, K>::Div Div;
+    const T *src = (const T *)c->src;
+    T *dst = (T *)c->dst;
+    const int64_t C = c->C;
+    int64_t *roff = (int64_t *)scratch;          // src offsets of the window's (d, h) rows
+    int64_t *ridx = roff + c->taps_max;          // their index values
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
+        int64_t nrows = 0;
+        for (int64_t kd = AD.kbeg[od]; kd < AD.kend[od]; ++kd) {
+            const int64_t id = od * AD.s - AD.pb + kd * AD.d;
+            for (int64_t kh = AH.kbeg[oh]; kh < AH.kend[oh]; ++kh) {
+                const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
+                roff[nrows] = id * c->ss[2] + ih * c->ss[3];
+                ridx[nrows] = id * c->is[2] + ih * c->is[3];
+                ++nrows;
+            }
+        }
+        const int64_t div_dh = AD.div[od] * AH.div[oh];
+        const T *src_n = src + n * c->ss[0];
+        for (int64_t ow = 0; ow < AW.out; ++ow) {
+            const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
+            const int64_t iw0 = ow * AW.s - AW.pb + kw0 * AW.d;
+            const int64_t nvalid = nrows * nkw;
+            const Div div = (Div)(div_dh * AW.div[ow]);
+            const T *p0 = src_n + iw0 * c->ss[4];
+            T *o = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + ow * c->ds[4];
+            const int64_t kstep = AW.d * c->ss[4];
+            if constexpr (WithIdx) {
+                int64_t *xo = c->idx + n * c->xs[0] + od * c->xs[2] + oh * c->xs[3] + ow * c->xs[4];
+                const int64_t ibase = n * c->is[0] + iw0 * c->is[4];
+                for (int64_t c0 = 0; c0 < C; c0 += VB)
+                    block_point_idx<T>(p0 + c0, roff, ridx, nrows, nkw, kstep, AW.d * c->is[4],
+                                       ibase + c0 * c->is[1], c->is[1], C - c0 < VB ? C - c0 : VB, o + c0,
+                                       xo + c0 * c->xs[1], c->xs[1], nvalid);
+            } else if (C * (int64_t)sizeof(T) >= kStreamRowBytes) {
+                // Long channel rows: tap-outer, streaming each row once, the
+                // partial results (C values) staying in L1.
+                typedef typename Traits<T>::Acc Acc;
+                Acc *acc = (Acc *)(ridx + c->taps_max);
+                if (nvalid == 0) fill_rows<Acc, false>(acc, nullptr, identity<T, K>(), C);
+                bool first = true;
+                for (int64_t rr = 0; rr < nrows; ++rr) {
+                    const T *p = p0 + roff[rr];
+                    for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
+                        const T *__restrict q = p;
+                        if (first) {
+                            for (int64_t x = 0; x < C; ++x) acc[x] = Traits<T>::load(q[x]);
+                        } else {
+#pragma GCC ivdep
+                            for (int64_t x = 0; x < C; ++x) acc[x] = combine<Acc, K>(acc[x], Traits<T>::load(q[x]));
+                        }
+                        first = false;
+                    }
+                }
+                block_store<T, K>(acc, C, o, nvalid, div, c);
+            } else {
+                int64_t c0 = 0;
+                for (; c0 + VB <= C; c0 += VB)
+                    block_point<T, K, true>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c);
+                if (c0 < C)
+                    block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+// Global-plane kernel: the window is the whole (dense, contiguous) plane of
+// one (n, c), so each output is one reduction over P consecutive elements.
+// Row space: (n, c).  Partial results live in vector lanes combined in a
+// fixed order, so the result never depends on threads.
+
+template <typename T, int K, bool WithIdx>
+static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) {
+    typedef typename Traits<T>::Acc Acc;
+    typedef typename AvgOut<T, K>::Div Div;
+    const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
+    const int64_t P = AD.in * AH.in * AW.in;
+    const Div div = (Div)(AD.div[0] * AH.div[0] * AW.div[0]);
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / c->C, ch = r % c->C;
+        const T *__restrict p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1];
+        // Two vector accumulators, then the lanes in a fixed order, then the tail.
+        typedef typename Vec<T>::V V;
+        constexpr int64_t VL = Vec<T>::lanes;
+        V a0 = (V){} + identity<T, K>(), a1 = a0;
+        int64_t j = 0;
+        for (; j + 2 * VL <= P; j += 2 * VL) {
+            const V x0 = load_vec<T>(p + j), x1 = load_vec<T>(p + j + VL);
+            a0 = K == kMax ? vmax_nan(a0, x0) : a0 + x0;
+            a1 = K == kMax ? vmax_nan(a1, x1) : a1 + x1;
+        }
+        if (j + VL <= P) {
+            const V x0 = load_vec<T>(p + j);
+            a0 = K == kMax ? vmax_nan(a0, x0) : a0 + x0;
+            j += VL;
+        }
+        a0 = K == kMax ? vmax_nan(a0, a1) : a0 + a1;
+        Acc part[VL];
+        store_vec<T>(part, a0);
+        for (int64_t w = VL / 2; w >= 1; w /= 2)
+            for (int64_t i = 0; i < w; ++i) part[i] = combine<Acc, K>(part[i], part[i + w]);
+        for (; j < P; ++j) part[0] = combine<Acc, K>(part[0], Traits<T>::load(p[j]));
+        const Acc v = part[0];
+        if constexpr (K == kMax) {
+            *o = P ? Traits<T>::store(v) : Traits<T>::lowest();
+            if constexpr (WithIdx) {
+                // The first element equal to the maximum (or the first NaN).
+                int64_t at = -1;
+                for (int64_t q = 0; q < P; ++q) {
+                    const Acc x = Traits<T>::load(p[q]);
+                    if (v != v ? x != x : x == v) { at = q; break; }
+                }
+                if (at >= 0) {
+                    *o = p[at];   // the first maximum itself (a +0/-0 tie keeps the first)
+                    const int64_t w = at % AW.in, h = (at / AW.in) % AH.in, d = at / (AW.in * AH.in);
+                    at = n * c->is[0] + ch * c->is[1] + d * c->is[2] + h * c->is[3] + w * c->is[4];
+                }
+                c->idx[n * c->xs[0] + ch * c->xs[1]] = at;
+            }
+        } else {
+            *o = AvgOut<T, K>::make(v, div, (int32_t)P, QParams(c));
+        }
+    }
+}

@@ -1,0 +1,418 @@
+// Separable kernel: every divisor policy is a product of per-axis factors and
+// the first maximum in row-major order is the first row's first maximum among
+// the rows attaining it, so a window reduces axis by axis:
+//   * W pass on padded rows (padding = identity, index -1): tap by tap in one
+//     fused pass (stride phases split first so every tap is a unit-stride
+//     stream) or, for stride 1 without dilation and a large window, by
+//     doubling (O(log k) passes);
+//   * D/H pass over rows: tap by tap fused, or by doubling along H;
+//   * finalize: divisor products, rounding, empty windows.
+// With indices the W pass comes first (row-major first maximum); for values
+// the D/H taps are pooled first, straight from src, so W runs on output rows
+// only.  Every pass is a flat loop over (position, lane): it vectorises for one
+// lane (NCX: a plane per channel; the rows of a chunk are stacked so passes
+// span whole chunks) and for C lanes (NXC).  Row space: (n, c, od, oh) with
+// one lane, (n, od, oh) with C lanes.  An output's value depends only on the
+// plan, never on where a thread's rows start.
+
+// Rows at least this long are pooled straight from src; shorter ones are
+// widened first so the D/H pass runs over whole stacked chunks.
+constexpr int64_t kLongRow = 64;
+
+template <typename T, int K, bool I, bool Lanes>
+struct SepPass {
+    typedef typename Traits<T>::Acc Acc;
+    typedef typename AvgOut<T, K>::Div Div;
+    const ExecCtx *c;
+    const SepLayout &g;
+    const AxisPlan &AD, &AH, &AW;
+    int64_t L, OWL;
+    Acc *xp, *ph, *hb, *vr;
+    int64_t *xpi, *phi, *hbi, *vri;
+    Acc *fP, *fA, *fB, *fC;   // flat: padded rows, phases, two pass results
+    int64_t *fPi, *fAi, *fBi, *fCi;
+    int64_t *toff;            // tap offsets of the pass at hand
+    Div *wdiv;
+    int32_t *wcnt;
+    bool all_w;               // every output column sees an input element
+
+    template <typename P>
+    static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
+
+    SepPass(const ExecCtx *ctx, char *scr)
+        : c(ctx), g(ctx->sep), AD(ctx->ax[0]), AH(ctx->ax[1]), AW(ctx->ax[2]) {
+        L = g.lanes;
+        OWL = AW.out * L;
+        xp = at<Acc>(scr, g.xp);
+        ph = at<Acc>(scr, g.ph);
+        hb = at<Acc>(scr, g.hb);
+        vr = at<Acc>(scr, g.vr);
+        xpi = at<int64_t>(scr, g.xpi, I);
+        phi = at<int64_t>(scr, g.phi, I);
+        hbi = at<int64_t>(scr, g.hbi, I);
+        vri = at<int64_t>(scr, g.vri, I);
+        fP = at<Acc>(scr, g.fbuf[0]);
+        fA = at<Acc>(scr, g.fbuf[1]);
+        fB = at<Acc>(scr, g.fbuf[2]);
+        fC = at<Acc>(scr, g.fbuf[3]);
+        fPi = at<int64_t>(scr, g.fbufi[0], I);
+        fAi = at<int64_t>(scr, g.fbufi[1], I);
+        fBi = at<int64_t>(scr, g.fbufi[2], I);
+        fCi = at<int64_t>(scr, g.fbufi[3], I);
+        toff = at<int64_t>(scr, g.toff);
+        wdiv = at<Div>(scr, g.wdiv);
+        wcnt = at<int32_t>(scr, g.wcnt);
+        all_w = true;
+        for (int64_t ow = 0; ow < AW.out; ++ow) {
+            all_w = all_w && AW.kend[ow] > AW.kbeg[ow];
+            wdiv[ow] = (Div)AW.div[ow];
+            wcnt[ow] = (int32_t)(AW.kend[ow] - AW.kbeg[ow]);
+        }
+    }
+
+    // Valid positions [j0, j1) of a padded row (w = j - pb).
+    int64_t valid_lo() const { return AW.pb < g.wp ? AW.pb : g.wp; }
+    int64_t valid_hi() const { return AW.pb + AW.in < g.wp ? AW.pb + AW.in : g.wp; }
+    // src rows are unit-stride streams of (w, lane).
+    bool dense_rows() const { return Lanes ? c->ss[4] == L : c->ss[4] == 1; }
+
+    // Widens input positions j in [j0, j1) of one row into buf (L values per
+    // position) with their indices; `Into` (values only) combines instead.
+    template <bool Into>
+    __attribute__((always_inline)) void load_row(const T *row, int64_t ibase, Acc *__restrict buf, int64_t *__restrict bufi, int64_t j0, int64_t j1) {
+        const int64_t sw = c->ss[4], pb = AW.pb;
+        const T *__restrict p = row + (j0 - pb) * sw;
+        if (dense_rows()) {
+            const int64_t n = (j1 - j0) * L;
+            if constexpr (Into) {
+#pragma GCC ivdep
+                for (int64_t x = 0; x < n; ++x) buf[x] = combine<Acc, K>(buf[x], Traits<T>::load(p[x]));
+            } else {
+                for (int64_t x = 0; x < n; ++x) buf[x] = Traits<T>::load(p[x]);
+            }
+        } else {
+            for (int64_t q = 0; q < j1 - j0; ++q)
+                for (int64_t l = 0; l < L; ++l) {
+                    const Acc v = Traits<T>::load(p[q * sw + l]);
+                    buf[q * L + l] = Into ? combine<Acc, K>(buf[q * L + l], v) : v;
+                }
+        }
+        if constexpr (I && !Into) {
+            const int64_t lc = Lanes ? c->is[1] : 0;
+            for (int64_t q = 0; q < j1 - j0; ++q) {
+                const int64_t a = ibase + (j0 + q - pb) * c->is[4];
+                for (int64_t l = 0; l < L; ++l) bufi[q * L + l] = a + l * lc;
+            }
+        }
+    }
+
+    // One input row into a padded row b of xlen positions.
+    void widen(const T *row, int64_t ibase, Acc *b, int64_t *bi) {
+        const int64_t j0 = valid_lo(), j1 = valid_hi();
+        const Acc id0 = identity<T, K>();
+        fill_rows<Acc, I>(b, bi, id0, j0 * L);
+        load_row<false>(row, ibase, b + j0 * L, bi + (I ? j0 * L : 0), j0, j1);
+        fill_rows<Acc, I>(b + j1 * L, bi + (I ? j1 * L : 0), id0, (g.xlen - j1) * L);
+    }
+
+    // Values only: the padded row b = the src rows at row0 + off[0..nt) pooled.
+    void rows_from_src(const T *row0, const int64_t *off, int64_t nt, Acc *b) {
+        const int64_t j0 = valid_lo(), j1 = valid_hi();
+        const Acc id0 = identity<T, K>();
+        fill_pad<T>(b, id0, j0 * L);   // spills are overwritten below / by the next row
+        fill_pad<T>(b + j1 * L, id0, (g.xlen - j1) * L);
+        if (dense_rows()) {
+            taps_reduce<T, K, false, T>(b + j0 * L, nullptr, row0 + (j0 - AW.pb) * c->ss[4], nullptr, off, nt,
+                                        (j1 - j0) * L);
+        } else {
+            load_row<false>(row0 + off[0], 0, b + j0 * L, nullptr, j0, j1);
+            for (int64_t t = 1; t < nt; ++t) load_row<true>(row0 + off[t], 0, b + j0 * L, nullptr, j0, j1);
+        }
+    }
+
+    // Splits nr stacked rows into s phases of nr * phase_len positions: phase
+    // p holds padded positions p, p + s, ...
+    template <int S, typename V>
+    static void deinterleave(const V *__restrict x, V *__restrict ph, int64_t len, int64_t s) {
+        if constexpr (S != 0) {
+            for (int64_t q = 0; q < len; ++q)
+                for (int p = 0; p < S; ++p) ph[p * len + q] = x[q * S + p];
+        } else {
+            for (int64_t p = 0; p < s; ++p)
+                for (int64_t q = 0; q < len; ++q) ph[p * len + q] = x[q * s + p];
+        }
+    }
+    template <typename V>
+    static void split_phases(const V *x, V *ph, int64_t len, int64_t s) {
+        switch (s) {
+        case 2: deinterleave<2>(x, ph, len, s); break;
+        case 3: deinterleave<3>(x, ph, len, s); break;
+        case 4: deinterleave<4>(x, ph, len, s); break;
+        default: deinterleave<0>(x, ph, len, s); break;
+        }
+    }
+
+    // Y[x] = X[x*S] (+) ... (+) X[x*S + KW-1]: the common small strided
+    // windows in one pass (the compiler turns the fixed pattern into shuffles).
+    template <int S, int KW>
+    static void strided_reduce(const Acc *__restrict X, Acc *__restrict Y, int64_t n) {
+        for (int64_t x = 0; x < n; ++x) {
+            Acc a = X[x * S];
+            for (int kw = 1; kw < KW; ++kw) a = combine<Acc, K>(a, X[x * S + kw]);
+            Y[x] = a;
+        }
+    }
+    static bool strided_reduce_fixed(const Acc *X, Acc *Y, int64_t n, int64_t s, int64_t k) {
+        if (s == 2 && k == 2) strided_reduce<2, 2>(X, Y, n);
+        else if (s == 2 && k == 3) strided_reduce<2, 3>(X, Y, n);
+        else if (s == 3 && k == 3) strided_reduce<3, 3>(X, Y, n);
+        else if (s == 4 && k == 4) strided_reduce<4, 4>(X, Y, n);
+        else return false;
+        return true;
+    }
+
+    // W pass of nr stacked padded rows X (xlen positions each) into Y (rows
+    // of *yw positions; positions past OW are don't-cares).  X may be destroyed.
+    void horizontal(Acc *X, int64_t *Xi, int64_t nr, Acc *PH, int64_t *PHi, Acc *Y, int64_t *Yi, int64_t *yw) {
+        const int64_t s = AW.s, k = AW.k, d = AW.d, xl = g.xlen;
+        if (s == 1) {
+            *yw = xl;
+            const int64_t nout = ((nr - 1) * xl + AW.out) * L;
+            if (g.h_dbl) {
+                window_doubling<Acc, K, I>(X, Xi, nout / L + k - 1, L, k, Y, Yi, nout / L);
+                return;
+            }
+            for (int64_t kw = 0; kw < k; ++kw) toff[kw] = kw * d * L;
+            taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, k, nout);
+            return;
+        }
+        if (Lanes) {   // lanes are the unit-stride stream: one fused pass per output
+            *yw = AW.out;
+            for (int64_t kw = 0; kw < k; ++kw) toff[kw] = kw * d * L;
+            for (int64_t r = 0; r < nr; ++r)
+                for (int64_t ow = 0; ow < AW.out; ++ow) {
+                    const int64_t xo = (r * xl + ow * s) * L, yo = (r * AW.out + ow) * L;
+                    taps_reduce<T, K, I, Acc>(Y + yo, Yi + (I ? yo : 0), X + xo, Xi + (I ? xo : 0), toff, k, L);
+                }
+            return;
+        }
+        const int64_t plen = g.phase_len, total = nr * plen;
+        *yw = plen;
+        if constexpr (!I) {
+            if (d == 1 && strided_reduce_fixed(X, Y, (nr - 1) * plen + AW.out, s, k)) return;
+        }
+        split_phases(X, PH, total, s);
+        if constexpr (I) split_phases(Xi, PHi, total, s);
+        for (int64_t kw = 0, p = 0, q = 0; kw < k; ++kw) {
+            toff[kw] = p * total + q;
+            p += d % s;
+            q += d / s;
+            if (p >= s) { p -= s; ++q; }
+        }
+        taps_reduce<T, K, I, Acc>(Y, Yi, PH, PHi, toff, k, (nr - 1) * plen + AW.out);
+    }
+
+    // Y row r = taps kh of X rows r*s + kh*d (rows of w values); X may be destroyed.
+    void vertical(Acc *X, int64_t *Xi, int64_t xrows, int64_t w, int64_t nr, Acc *Y, int64_t *Yi) {
+        if (g.v_dbl) {
+            window_doubling<Acc, K, I>(X, Xi, xrows, w, AH.k, Y, Yi, nr);
+            return;
+        }
+        for (int64_t kh = 0; kh < AH.k; ++kh) toff[kh] = kh * AH.d * w;
+        if (AH.s == 1) {
+            taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, AH.k, nr * w);
+        } else {
+            for (int64_t r = 0; r < nr; ++r) {
+                const int64_t xo = r * AH.s * w;
+                taps_reduce<T, K, I, Acc>(Y + r * w, Yi + (I ? r * w : 0), X + xo, Xi + (I ? xo : 0), toff, AH.k, w);
+            }
+        }
+    }
+
+    // Finalizes output row (n, ch, od, oh) from its pooled values V (null:
+    // the depth/height window holds no input row; vcnt = its valid (d, h) taps).
+    void emit(const Acc *V, const int64_t *Vi, int64_t n, int64_t ch, int64_t od, int64_t oh, int64_t vcnt) {
+        T *__restrict out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+        const int64_t ows = c->ds[4], ls = c->ds[1], OW = AW.out;
+        const int32_t *__restrict wcnt = this->wcnt;
+        const Div *__restrict wdiv = this->wdiv;
+        if constexpr (K == kMax) {
+            if (!V) {
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    for (int64_t l = 0; l < L; ++l) out[ow * ows + l * ls] = Traits<T>::lowest();
+            } else if (!Lanes && ows == 1 && all_w) {
+                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = Traits<T>::store(V[ow]);
+            } else if (!Lanes && ows == 1) {
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    out[ow] = wcnt[ow] ? Traits<T>::store(V[ow]) : Traits<T>::lowest();
+            } else {
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    for (int64_t l = 0; l < L; ++l)
+                        out[ow * ows + l * ls] = wcnt[ow] ? Traits<T>::store(V[ow * L + l]) : Traits<T>::lowest();
+            }
+            if constexpr (I) {
+                int64_t *xo = c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3];
+                const int64_t xws = c->xs[4], xls = c->xs[1];
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    for (int64_t l = 0; l < L; ++l)
+                        xo[ow * xws + l * xls] = (V && wcnt[ow]) ? Vi[ow * L + l] : -1;
+            }
+        } else {
+            const Div dh = (Div)(AD.div[od] * AH.div[oh]);
+            const QParams q(c);
+            const int32_t vc = (int32_t)vcnt;
+            if (!Lanes && ows == 1 && V) {
+                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
+            } else if (!Lanes && ows == 1) {
+                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make((Acc)0, dh * wdiv[ow], 0, q);
+            } else {
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                    const Div div = dh * wdiv[ow];
+                    const int32_t nvalid = vc * wcnt[ow];
+                    for (int64_t l = 0; l < L; ++l)
+                        out[ow * ows + l * ls] = AvgOut<T, K>::make(V ? V[ow * L + l] : (Acc)0, div, nvalid, q);
+                }
+            }
+        }
+    }
+
+    // Flat path (one lane, no depth taps): the chunk's rows stacked.
+    void chunk_flat(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
+        const T *src_p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id * c->ss[2];
+        const int64_t ibase = n * c->is[0] + ch * c->is[1] + id * c->is[2];
+        const int64_t nr = oh1 - oh0, xl = g.xlen;
+        int64_t yw;
+        if (!I && !g.v_dbl && (valid_hi() - valid_lo()) * L >= kLongRow) {
+            // (d, h) taps straight from src into the stacked rows, then W.
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh];
+                Acc *row = fB + (oh - oh0) * xl;
+                if (kh0 == kh1) {
+                    fill_rows<Acc, false>(row, nullptr, identity<T, K>(), xl);
+                    continue;
+                }
+                const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
+                for (int64_t kh = kh0; kh < kh1; ++kh) toff[kh - kh0] = (kh - kh0) * AH.d * c->ss[3];
+                rows_from_src(src_p + ih0 * c->ss[3], toff, kh1 - kh0, row);
+            }
+            horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
+        } else {
+            const int64_t prows = (nr - 1) * AH.s + (AH.k - 1) * AH.d + 1, jr0 = oh0 * AH.s;
+            for (int64_t q = 0; q < prows; ++q) {
+                const int64_t ih = jr0 + q - AH.pb;
+                Acc *row = fP + q * xl;
+                int64_t *rowi = fPi + (I ? q * xl : 0);
+                if (ih >= 0 && ih < AH.in) widen(src_p + ih * c->ss[3], ibase + ih * c->is[3], row, rowi);
+                else fill_rows<Acc, I>(row, rowi, identity<T, K>(), xl);
+            }
+            if (!I) {
+                vertical(fP, fPi, prows, xl, nr, fB, fBi);
+                horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
+            } else {   // indices: W first (row-major first maximum)
+                horizontal(fP, fPi, prows, fA, fAi, fB, fBi, &yw);
+                vertical(fB, fBi, prows, yw, nr, fC, fCi);
+            }
+        }
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t vcnt = AH.kend[oh] - AH.kbeg[oh], r = oh - oh0;
+            emit(vcnt ? fC + r * yw : nullptr, fCi + (I ? r * yw : 0), n, ch, od, oh, vcnt);
+        }
+    }
+
+    // Row path (lanes, or depth taps): one output row at a time.
+    void chunk_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        const int64_t ibase = n * c->is[0] + ch * c->is[1];
+        const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
+        const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
+        int64_t yw;
+        if (!I && !g.v_dbl) {
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh], vcnt = planes * (kh1 - kh0);
+                if (vcnt == 0) {
+                    emit(nullptr, nullptr, n, ch, od, oh, 0);
+                    continue;
+                }
+                const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
+                int64_t nt = 0;
+                for (int64_t t = 0; t < planes; ++t)
+                    for (int64_t kh = kh0; kh < kh1; ++kh)
+                        toff[nt++] = t * AD.d * c->ss[2] + (kh - kh0) * AH.d * c->ss[3];
+                rows_from_src(src_nc + id0 * c->ss[2] + ih0 * c->ss[3], toff, nt, xp);
+                horizontal(xp, xpi, 1, ph, phi, vr, vri, &yw);
+                emit(vr, vri, n, ch, od, oh, vcnt);
+            }
+            return;
+        }
+        // W pass of every needed input row into hb, then D/H.
+        int64_t ih_lo, ih_hi;
+        if (g.v_dbl) {   // padded rows oh0 .. oh1 + k - 2, identity outside the input
+            ih_lo = oh0 - AH.pb;
+            ih_hi = oh1 + AH.k - 1 - AH.pb;
+        } else {
+            ih_lo = oh0 * AH.s - AH.pb;
+            ih_hi = (oh1 - 1) * AH.s - AH.pb + (AH.k - 1) * AH.d + 1;
+            ih_lo = ih_lo < 0 ? 0 : (ih_lo > AH.in ? AH.in : ih_lo);
+            ih_hi = ih_hi < ih_lo ? ih_lo : (ih_hi > AH.in ? AH.in : ih_hi);
+        }
+        for (int64_t t = 0; t < planes; ++t) {
+            const int64_t id = id0 + t * AD.d;
+            for (int64_t ih = ih_lo; ih < ih_hi; ++ih) {
+                const int64_t q = (t * g.rows + ih - ih_lo) * OWL;
+                if (ih >= 0 && ih < AH.in) {
+                    widen(src_nc + id * c->ss[2] + ih * c->ss[3], ibase + id * c->is[2] + ih * c->is[3], xp, xpi);
+                    horizontal(xp, xpi, 1, ph, phi, hb + q, hbi + (I ? q : 0), &yw);
+                } else {
+                    fill_rows<Acc, I>(hb + q, hbi + (I ? q : 0), identity<T, K>(), OWL);
+                }
+            }
+        }
+        if (g.v_dbl) {
+            window_doubling<Acc, K, I>(hb, hbi, ih_hi - ih_lo, OWL, AH.k, vr, vri, oh1 - oh0);
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]);
+                emit(vcnt ? vr + (oh - oh0) * OWL : nullptr, vri + (I ? (oh - oh0) * OWL : 0), n, ch, od, oh, vcnt);
+            }
+            return;
+        }
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh], vcnt = planes * (kh1 - kh0);
+            if (vcnt == 0) {
+                emit(nullptr, nullptr, n, ch, od, oh, 0);
+                continue;
+            }
+            const int64_t q0 = oh * AH.s - AH.pb + kh0 * AH.d - ih_lo;
+            int64_t nt = 0;
+            for (int64_t t = 0; t < planes; ++t)
+                for (int64_t kh = kh0; kh < kh1; ++kh) toff[nt++] = (t * g.rows + (kh - kh0) * AH.d) * OWL;
+            taps_reduce<T, K, I, Acc>(vr, vri, hb + q0 * OWL, hbi + (I ? q0 * OWL : 0), toff, nt, OWL);
+            emit(vr, vri, n, ch, od, oh, vcnt);
+        }
+    }
+
+    void chunk(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        if (AD.kend[od] == AD.kbeg[od]) {
+            for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
+        } else if (g.flat) {
+            chunk_flat(n, ch, od, oh0, oh1);
+        } else {
+            chunk_rows(n, ch, od, oh0, oh1);
+        }
+    }
+};
+
+template <typename T, int K, bool WithIdx, bool Lanes>
+static void sep_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
+    SepPass<T, K, WithIdx, Lanes> sp(c, (char *)scratch);
+    const int64_t OH = c->ax[1].out, OD = c->ax[0].out;
+    for (int64_t r = r0; r < r1;) {
+        const int64_t oh0 = r % OH, od = (r / OH) % OD, nc = r / (OH * OD);
+        int64_t oh1 = oh0 + c->sep.chunk;
+        if (oh1 > OH) oh1 = OH;
+        if (oh1 - oh0 > r1 - r) oh1 = oh0 + (r1 - r);
+        const int64_t n = Lanes ? nc : nc / c->C, ch = Lanes ? 0 : nc % c->C;
+        sp.chunk(n, ch, od, oh0, oh1);
+        r += oh1 - oh0;
+    }
+}
