@@ -1,0 +1,233 @@
+"""Time dnnpool and the installed peers side by side on the shape set.
+
+Per variant every engine gets the same input, is checked once against dnnpool's output, then
+timed round-robin: repetition r runs the engines in an order rotated by r, so drift (turbo,
+other load, cache state) spreads evenly. Each sample runs an engine enough times back to back
+to last about ``sample_seconds``; the reported time is the median sample per call. Unless the
+caller fixes ``repeat``, a variant whose slowest engine would make the repetitions outlast
+``budget_seconds`` gets fewer of them (never below MIN_REPEAT).
+"""
+import math
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from . import checks, peers, shapes
+from .load import OtherLoad
+from .progress import progress_bar
+
+SCHEMA = "dnnpool-bench/1"
+DEFAULTS = {"repeat": 15, "sample_seconds": 2e-3, "budget_seconds": 3.0, "gap_seconds": 0.0,
+            "copy_megabytes": 256}
+QUICK = {"repeat": 5, "sample_seconds": 5e-4, "budget_seconds": 1.0, "gap_seconds": 0.0,
+         "copy_megabytes": 64}
+MIN_REPEAT = 3
+_MAX_CALLS_PER_SAMPLE = 10000
+
+
+def available_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def copy_bandwidth(megabytes=256, repeat=5):
+    """GB/s of a large numpy copy, counting bytes read plus bytes written."""
+    src = np.ones(megabytes * 2**20 // 4, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)  # fault the pages in before timing
+    best = min(_timed(lambda: np.copyto(dst, src)) for _ in range(repeat))
+    return 2 * src.nbytes / best / 1e9
+
+
+def _timed(function):
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def _machine():
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    info = {"cpu": model, "cpus": available_cpus(), "python": platform.python_version(),
+            "numpy": np.__version__}
+    try:
+        import dnnpool
+        info["dnnpool_isa"] = dnnpool.isa()
+    except (ImportError, AttributeError):
+        pass
+    return info
+
+
+def _prepare_all(variant, src, engine_names):
+    prepared, not_available = {}, {}
+    for name in engine_names:
+        try:
+            prepared[name] = peers.engine_module(name).prepare(variant, src)
+        except peers.NotSupported as reason:
+            not_available[name] = str(reason)
+        except Exception as error:  # a peer failing must not stop the benchmark
+            not_available[name] = f"error: {type(error).__name__}: {error}"[:200]
+    return prepared, not_available
+
+
+def _warm_up_and_check(variant, prepared, not_available):
+    """Run each engine once and compare its output with dnnpool's; an engine that fails here
+    moves to not_available instead of stopping the benchmark."""
+    outputs = {}
+    for name, engine in list(prepared.items()):
+        try:
+            engine.activate()
+            engine.run()
+            outputs[name] = np.array(engine.result(), copy=True)
+        except Exception as error:
+            not_available[name] = f"error at run time: {type(error).__name__}: {error}"[:200]
+            del prepared[name]
+    reference = outputs.get(peers.SUBJECT)
+    if reference is None:
+        return {}
+    mismatches = {}
+    for name, output in outputs.items():
+        problem = checks.compare(reference, output, variant.dtype, variant.case.kind)
+        if problem and name != peers.SUBJECT:
+            mismatches[name] = problem
+    return mismatches
+
+
+def _calls_per_sample(engine, sample_seconds):
+    """(calls per sample, estimated seconds per sample) from the best of three calls."""
+    engine.activate()
+    one_call = max(min(_timed(engine.run) for _ in range(3)), 1e-7)
+    calls = max(1, min(_MAX_CALLS_PER_SAMPLE, math.ceil(sample_seconds / one_call)))
+    return calls, calls * one_call
+
+
+def _repetitions(sample_costs, settings):
+    budget = settings["budget_seconds"]
+    if budget is None:
+        return settings["repeat"]
+    affordable = int(budget / max(sum(sample_costs), 1e-9))
+    return max(min(MIN_REPEAT, settings["repeat"]), min(settings["repeat"], affordable))
+
+
+def _time_all(prepared, settings):
+    """{engine: [seconds per call, one per repetition]}, engines interleaved round-robin."""
+    names = list(prepared)
+    plan = {name: _calls_per_sample(prepared[name], settings["sample_seconds"])
+            for name in names}
+    repeat = _repetitions([cost for _, cost in plan.values()], settings)
+    samples = {name: [] for name in names}
+    for repetition in range(repeat):
+        shift = repetition % len(names)
+        for name in names[shift:] + names[:shift]:
+            engine, count = prepared[name], plan[name][0]
+            engine.activate()
+            run = engine.run
+            start = time.perf_counter()
+            for _ in range(count):
+                run()
+            samples[name].append((time.perf_counter() - start) / count)
+            if settings["gap_seconds"]:
+                time.sleep(settings["gap_seconds"])  # let spinning worker threads park
+    return samples
+
+
+def _summarize(variant, samples, not_available, mismatches, implementations, copy_gbps):
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    peer_times = {name: t for name, t in medians.items() if name != peers.SUBJECT}
+    best_peer = min(peer_times, key=peer_times.get) if peer_times else None
+    subject = medians.get(peers.SUBJECT)
+    gbps = {name: variant.bytes_moved / t / 1e9 for name, t in medians.items()}
+    case = variant.case
+    return {
+        "case": case.name, "description": case.description, "target": case.target,
+        "kind": case.kind, "layout": variant.layout, "dtype": variant.dtype,
+        "threads": variant.threads, "src_shape": list(variant.src_shape),
+        "dst_shape": list(variant.dst_shape), "kernel": list(case.kernel),
+        "strides": list(case.strides), "pads": list(case.pads_begin),
+        "dilations": list(case.dilation), "exclude_pad": case.exclude_pad,
+        "quantized": case.quantized, "bytes": variant.bytes_moved,
+        "repetitions": max(map(len, samples.values()), default=0),
+        "median_us": {name: t * 1e6 for name, t in medians.items()},
+        "min_us": {name: min(values) * 1e6 for name, values in samples.items()},
+        "best_peer": best_peer,
+        "ratio_to_best_peer": (subject / peer_times[best_peer]
+                               if subject is not None and best_peer else None),
+        "gbps": gbps,
+        "fraction_of_copy": {name: value / copy_gbps for name, value in gbps.items()},
+        "not_available": not_available, "mismatches": mismatches,
+        "implementation": implementations,
+    }
+
+
+def run_variant(variant, engine_names, settings, copy_gbps):
+    """Benchmark one variant on the given engines; returns its result record."""
+    load = OtherLoad()
+    src = variant.make_source()
+    prepared, not_available = _prepare_all(variant, src, engine_names)
+    try:
+        mismatches = _warm_up_and_check(variant, prepared, not_available)
+        samples = _time_all(prepared, settings)
+    finally:
+        for engine in prepared.values():
+            engine.close()
+    implementations = {name: engine.implementation for name, engine in prepared.items()
+                       if engine.implementation}
+    record = _summarize(variant, samples, not_available, mismatches, implementations, copy_gbps)
+    record["other_load_cpus"] = load.cpus()
+    return record
+
+
+def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=None, quick=False,
+                  peers_only=None, targets_only=False, progress=True, gap_seconds=None):
+    """Run the benchmark and return its JSON-ready result (see docs/benchmark.md).
+
+    cases: name substrings (a string or a list; any may match); layouts: "NCX"/"NXC";
+    dtypes: "f32" "bf16" "f16" "u8" (default: each case's, f32 only with quick);
+    threads: thread counts (default 1 and every available CPU); peers_only: peer names to
+    compare with (default every installed one); quick: fewer, shorter samples; repeat: exact
+    number of samples per engine (default: up to 15 within a time budget per variant).
+    """
+    settings = dict(QUICK if quick else DEFAULTS)
+    if repeat is not None:
+        settings["repeat"], settings["budget_seconds"] = int(repeat), None
+    if gap_seconds is not None:
+        settings["gap_seconds"] = float(gap_seconds)
+    if settings["repeat"] < 1:
+        raise ValueError(f"repeat={settings['repeat']}: must be at least 1")
+    cases = [cases] if isinstance(cases, str) else cases
+    if quick and not dtypes:
+        dtypes = ["f32", "u8"]
+    threads = sorted(set(threads or (1, available_cpus())))
+    variants = shapes.select_variants(cases, layouts, dtypes, threads, targets_only)
+    if not variants:
+        raise ValueError(f"no benchmark case matches cases={cases} layouts={layouts} "
+                         f"dtypes={dtypes}")
+    engines = peers.discover(peers_only)
+    if not engines[peers.SUBJECT]["available"]:
+        raise RuntimeError(f"dnnpool cannot be imported: {engines[peers.SUBJECT]['reason']}")
+    names = [name for name, info in engines.items() if info["available"]]
+    machine = _machine()
+    load = OtherLoad()
+    copy_gbps = copy_bandwidth(settings["copy_megabytes"])
+    results = []
+    bar = progress_bar(len(variants), enabled=progress)
+    try:
+        for variant in variants:
+            bar.set_description_str(variant.label)
+            results.append(run_variant(variant, names, settings, copy_gbps))
+            bar.update(1)
+    finally:
+        bar.close()
+    machine["other_load_cpus"] = load.cpus()
+    return {"schema": SCHEMA, "machine": machine, "copy_gbps": copy_gbps,
+            "settings": settings, "engines": engines, "results": results}

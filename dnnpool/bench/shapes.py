@@ -1,0 +1,181 @@
+"""The embedded shape set of ``dnnpool bench`` and the benchmark variants built from it.
+
+A :class:`Case` is one pooling problem in logical channels-first order (N, C, spatial...);
+a :class:`Variant` is a case run in one layout, dtype and thread count. Cases marked
+``target`` are the ones of the performance issue's target table.
+"""
+import dataclasses
+import math
+import zlib
+
+import numpy as np
+
+FLOAT_DTYPES = ("f32", "bf16", "f16")
+LAYOUTS = ("NCX", "NXC")
+# Quantized average pooling (QLinearAveragePool): equal scales, so every engine that averages
+# raw u8 values (oneDNN, PyTorch's quantized kernel) computes the same thing with padding excluded.
+QUANT_PARAMS = {"src_scale": 0.05, "src_zero_point": 128, "dst_scale": 0.05,
+                "dst_zero_point": 128}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str                      # "MaxPool" | "AvgPool"
+    src: tuple                     # logical (N, C, spatial...)
+    kernel: tuple
+    strides: tuple
+    pads: tuple = None             # begin = end; None -> zeros
+    exclude_pad: bool = False      # AvgPool only
+    dilations: tuple = None        # 1 = dense; None -> dense
+    dtypes: tuple = FLOAT_DTYPES
+    quantized: bool = False        # u8 QLinearAveragePool semantics (QUANT_PARAMS)
+    target: bool = False           # one of the issue's target rows
+    description: str = ""
+
+    @property
+    def ndims(self):
+        return len(self.src) - 2
+
+    @property
+    def pads_begin(self):
+        return self.pads or (0,) * self.ndims
+
+    pads_end = pads_begin
+
+    @property
+    def dilation(self):
+        return self.dilations or (1,) * self.ndims
+
+    @property
+    def dst_spatial(self):
+        """Output spatial size, floor rounding (every case of the set uses floor)."""
+        return tuple((n + 2 * p - ((k - 1) * d + 1)) // s + 1 for n, k, s, p, d in
+                     zip(self.src[2:], self.kernel, self.strides, self.pads_begin, self.dilation))
+
+    @property
+    def attributes(self):
+        """Compact attribute summary, e.g. "k3x3 s2x2 p1x1 d2x2 exclude_pad"."""
+        def axes(values):
+            return "x".join(map(str, values))
+        parts = [f"k{axes(self.kernel)}", f"s{axes(self.strides)}", f"p{axes(self.pads_begin)}"]
+        if self.dilations:
+            parts.append(f"d{axes(self.dilations)}")
+        if self.exclude_pad:
+            parts.append("exclude_pad")
+        if self.quantized:
+            parts.append("quantized")
+        return " ".join(parts)
+
+    @property
+    def avg_algorithm(self):
+        return "avg_exclude_padding" if self.exclude_pad else "avg_include_padding"
+
+
+def _c(name, kind, src, kernel, strides, pads=None, **more):
+    return Case(name, kind, tuple(src), tuple(kernel), tuple(strides),
+                tuple(pads) if pads else None, **more)
+
+
+CASES = (
+    _c("resnet50-maxpool", "MaxPool", (1, 64, 112, 112), (3, 3), (2, 2), (1, 1), target=True,
+       dtypes=FLOAT_DTYPES + ("u8",), description="ResNet-50 stem max pool k3 s2 p1"),
+    _c("resnet50-maxpool-n32", "MaxPool", (32, 64, 112, 112), (3, 3), (2, 2), (1, 1),
+       target=True, description="the same at batch 32: 128 MB f32, DRAM-bound"),
+    _c("inception-avgpool-excl", "AvgPool", (1, 192, 28, 28), (3, 3), (1, 1), (1, 1),
+       exclude_pad=True, target=True, description="Inception branch avg pool k3 s1 p1, exclude pad"),
+    _c("global-avgpool-n32", "AvgPool", (32, 2048, 7, 7), (7, 7), (1, 1), target=True,
+       description="ResNet-50 head global average pool, batch 32"),
+    _c("vgg-maxpool", "MaxPool", (1, 128, 112, 112), (2, 2), (2, 2), target=True,
+       description="VGG max pool k2 s2"),
+    _c("maxpool3d", "MaxPool", (1, 64, 16, 56, 56), (3, 3, 3), (2, 2, 2), (1, 1, 1), target=True,
+       description="3-D max pool k3 s2 p1 (video nets)"),
+    _c("avgpool1d-k4s4", "AvgPool", (8, 256, 4096), (4,), (4,), target=True,
+       description="1-D average pool k4 s4, memory-bound"),
+    _c("k15-avgpool-excl", "AvgPool", (1, 32, 256, 256), (15, 15), (1, 1), (7, 7),
+       exclude_pad=True, target=True, description="large window k15 s1 p7, exclude pad"),
+    _c("k15-maxpool", "MaxPool", (1, 32, 256, 256), (15, 15), (1, 1), (7, 7), target=True,
+       description="large window max pool k15 s1 p7"),
+    _c("qlinear-avgpool-u8", "AvgPool", (1, 192, 28, 28), (3, 3), (1, 1), (1, 1),
+       exclude_pad=True, dtypes=("u8",), quantized=True, target=True,
+       description="QLinearAveragePool u8 k3 s1 p1 (Inception shape)"),
+    # Beyond the target table.
+    _c("global-avgpool-n1", "AvgPool", (1, 1280, 7, 7), (7, 7), (1, 1),
+       description="MobileNetV2 head global average pool, batch 1 (latency)"),
+    _c("densenet-avgpool", "AvgPool", (1, 256, 56, 56), (2, 2), (2, 2),
+       description="DenseNet transition avg pool k2 s2"),
+    _c("k7-avgpool-incl", "AvgPool", (1, 64, 128, 128), (7, 7), (1, 1), (3, 3),
+       description="k7 s1 p3 average pool, padding counted (divisor 49)"),
+    _c("dilated-maxpool", "MaxPool", (1, 64, 56, 56), (3, 3), (1, 1), (2, 2), dilations=(2, 2),
+       description="dilated max pool k3 d2 s1 p2"),
+    _c("maxpool1d-k3s1", "MaxPool", (8, 256, 4096), (3,), (1,), (1,),
+       description="1-D max pool k3 s1 p1"),
+    _c("tiny-maxpool", "MaxPool", (1, 1, 4, 4), (2, 2), (2, 2),
+       description="1x1x4x4 k2 s2: per-call overhead"),
+)
+
+
+def numpy_dtype(name):
+    import ml_dtypes
+    return np.dtype({"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16,
+                     "u8": np.uint8}[name])
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    case: Case
+    layout: str                    # "NCX" | "NXC"
+    dtype: str                     # "f32" | "bf16" | "f16" | "u8"
+    threads: int
+
+    @property
+    def label(self):
+        return f"{self.case.name} {self.layout} {self.dtype} t{self.threads}"
+
+    def _in_layout(self, logical):
+        return tuple(logical) if self.layout == "NCX" else (logical[0], *logical[2:], logical[1])
+
+    @property
+    def src_shape(self):
+        """Shape of the source array, in the variant's layout order."""
+        return self._in_layout(self.case.src)
+
+    @property
+    def dst_shape(self):
+        return self._in_layout(self.case.src[:2] + self.case.dst_spatial)
+
+    @property
+    def itemsize(self):
+        return numpy_dtype(self.dtype).itemsize
+
+    @property
+    def bytes_moved(self):
+        """Bytes read once plus bytes written once: the memory-bound minimum."""
+        return (math.prod(self.src_shape) + math.prod(self.dst_shape)) * self.itemsize
+
+    def make_source(self):
+        """Deterministic input (seeded by the case name), identical for every engine."""
+        rng = np.random.default_rng(zlib.crc32(self.case.name.encode()))
+        if self.dtype == "u8":
+            data = rng.integers(0, 256, size=self.src_shape, dtype=np.uint8)
+        else:
+            data = rng.standard_normal(self.src_shape, dtype=np.float32).astype(
+                numpy_dtype(self.dtype))
+        return np.ascontiguousarray(data)
+
+
+def select_variants(cases=None, layouts=None, dtypes=None, threads=(1,), targets_only=False):
+    """Expand the shape set into variants; ``cases`` are name substrings (any may match)."""
+    chosen = []
+    for case in CASES:
+        if targets_only and not case.target:
+            continue
+        if cases and not any(pattern in case.name for pattern in cases):
+            continue
+        for dtype in case.dtypes:
+            if dtypes and dtype not in dtypes:
+                continue
+            for layout in layouts or LAYOUTS:
+                for n in threads:
+                    chosen.append(Variant(case, layout, dtype, n))
+    return chosen

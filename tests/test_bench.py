@@ -1,0 +1,117 @@
+"""Smoke test of `dnnpool bench`: one tiny case with whatever peers are installed.
+
+Only structure and correctness cross-checks are asserted, never timings.
+"""
+import json
+
+import pytest
+
+from dnnpool.bench import format_table, run_benchmark, to_json
+from dnnpool.bench import peers, shapes
+
+TINY = dict(cases="tiny-maxpool", layouts=["NCX"], dtypes=["f32"], threads=[1], repeat=2,
+            quick=True, progress=False)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_benchmark(**TINY)
+
+
+def test_result_structure(result):
+    assert result["schema"] == "dnnpool-bench/1"
+    assert result["copy_gbps"] > 0
+    assert result["settings"]["repeat"] == 2
+    assert set(result["engines"]) == {"dnnpool", *peers.PEER_NAMES}
+    assert result["engines"]["dnnpool"]["available"]
+    (record,) = result["results"]
+    assert (record["case"], record["layout"], record["dtype"], record["threads"]) == (
+        "tiny-maxpool", "NCX", "f32", 1)
+    assert record["src_shape"] == [1, 1, 4, 4] and record["dst_shape"] == [1, 1, 2, 2]
+    assert record["bytes"] == (16 + 4) * 4
+    assert record["median_us"]["dnnpool"] > 0
+    assert record["repetitions"] == 2
+    for others in (record["other_load_cpus"], result["machine"]["other_load_cpus"]):
+        assert others is None or others >= 0
+
+
+def test_every_installed_peer_is_timed_or_says_why(result):
+    (record,) = result["results"]
+    for name, info in result["engines"].items():
+        if not info["available"]:
+            assert "not installed" in info["reason"]
+            assert name not in record["median_us"]
+            continue
+        assert (name in record["median_us"]) != (name in record["not_available"]), name
+    timed_peers = [name for name in record["median_us"] if name != "dnnpool"]
+    if timed_peers:
+        assert record["best_peer"] == min(timed_peers, key=record["median_us"].get)
+        best = record["median_us"][record["best_peer"]]
+        assert record["ratio_to_best_peer"] == pytest.approx(record["median_us"]["dnnpool"] / best)
+    else:
+        assert record["best_peer"] is None and record["ratio_to_best_peer"] is None
+
+
+def test_peers_agree_with_dnnpool_on_the_tiny_case(result):
+    # Max pooling is exact: every peer must return dnnpool's values.
+    assert result["results"][0]["mismatches"] == {}
+
+
+def test_json_round_trip_and_table(result):
+    assert json.loads(to_json(result)) == result
+    table = format_table(result)
+    assert "tiny-maxpool" in table and "dnnpool" in table and "copy bandwidth" in table
+
+
+def test_cli_json_output(capsys):
+    from dnnpool.cli import main
+    status = main(["bench", "--case", "tiny-maxpool", "--layout", "NXC", "--dtype", "f32",
+                   "--threads", "1", "--repeat", "1", "--quick", "--no-progress", "--json"])
+    assert status == 0
+    parsed = json.loads(capsys.readouterr().out)
+    assert [(r["case"], r["layout"]) for r in parsed["results"]] == [("tiny-maxpool", "NXC")]
+
+
+def test_cli_renders_a_saved_result(result, tmp_path, capsys):
+    from dnnpool.cli import main
+    saved = tmp_path / "bench.json"
+    saved.write_text(to_json(result))
+    assert main(["bench", "--from-json", str(saved), "--markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("| tiny-maxpool |"))
+    assert row.split(" | ")[1:4] == ["NCX", "f32", "1"]
+    saved.write_text(json.dumps({"schema": "something-else"}))
+    assert main(["bench", "--from-json", str(saved)]) == 2
+    assert "schema" in capsys.readouterr().err
+
+
+def test_cli_list_names_every_case(capsys):
+    from dnnpool.cli import main
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(case.name in out for case in shapes.CASES)
+
+
+def test_cli_rejects_bad_filters(capsys):
+    from dnnpool.cli import main
+    with pytest.raises(SystemExit):
+        main(["bench", "--layout", "NHWC"])
+    assert "NHWC" in capsys.readouterr().err
+    assert main(["bench", "--case", "no-such-case", "--no-progress"]) == 2
+    assert "no-such-case" in capsys.readouterr().err
+
+
+def test_shape_set_holds_the_issue_targets():
+    by_name = {case.name: case for case in shapes.CASES}
+    resnet = by_name["resnet50-maxpool"]
+    assert (resnet.src, resnet.kernel, resnet.strides, resnet.pads) == (
+        (1, 64, 112, 112), (3, 3), (2, 2), (1, 1))
+    assert resnet.dst_spatial == (56, 56)
+    assert by_name["global-avgpool-n32"].dst_spatial == (1, 1)
+    assert by_name["avgpool1d-k4s4"].dst_spatial == (1024,)
+    assert by_name["k15-maxpool"].dst_spatial == (256, 256)
+    assert by_name["qlinear-avgpool-u8"].quantized
+    assert sum(case.target for case in shapes.CASES) == 10
+    variant = shapes.Variant(resnet, "NXC", "bf16", 2)
+    assert variant.src_shape == (1, 112, 112, 64) and variant.dst_shape == (1, 56, 56, 64)
+    assert variant.bytes_moved == (64 * 112 * 112 + 64 * 56 * 56) * 2

@@ -1,0 +1,147 @@
+"""Every kernel path the planner can choose, on tensors large enough to reach it.
+
+The property tests use small tensors; the fast paths (register-blocked NXC, the
+separable passes with stride phases, the large-window algorithms, the global
+reductions, long channel rows) only start beyond some size.  Each case here is
+checked against the vectorised reference (reference.padded_formulation) and,
+for the instruction sets this CPU has, with every ISA variant (DNNPOOL_ISA caps
+the dispatch in a subprocess).
+"""
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import dnnpool as dp
+import reference
+
+# (label, kind, NCX shape, attrs) -- shapes are given channels-first and used in both layouts.
+CASES = [
+    ("resnet-like k3 s2 p1", "MaxPool", (1, 8, 29, 31), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ("inception-like avg k3 s1 exclude", "AvgPool", (1, 12, 17, 19),
+     dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
+    ("vgg-like k2 s2", "MaxPool", (2, 6, 24, 22), dict(kernel=[2, 2], strides=[2, 2])),
+    ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
+    ("stride 4 k4 1d", "AvgPool", (2, 9, 203), dict(kernel=[4], strides=[4])),
+    ("large window k15 avg exclude", "AvgPool", (1, 3, 40, 45),
+     dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7], exclude_pad=True)),
+    ("large window k15 max", "MaxPool", (1, 3, 40, 45), dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7])),
+    ("large window k11 avg padded extent ceil", "AvgPool", (1, 2, 37, 33),
+     dict(kernel=[11, 9], strides=[1, 1], pads_begin=[5, 4], pads_end=[5, 4], rounding_type="ceil",
+          include_pad_divisor="padded_extent", drop_end_pad_windows=True)),
+    ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
+    ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
+    ("global 7x7 avg", "AvgPool", (3, 20, 7, 7), dict(kernel=[7, 7])),
+    ("global 5x6 max", "MaxPool", (2, 9, 5, 6), dict(kernel=[5, 6])),
+    ("3d k3 s2 p1 max", "MaxPool", (1, 5, 9, 12, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ("3d k2 avg dilated", "AvgPool", (1, 4, 8, 9, 10), dict(kernel=[2, 2, 2], dilations=[2, 1, 2])),
+    ("dilated max d3", "MaxPool", (1, 6, 21, 20), dict(kernel=[3, 3], dilations=[3, 2], pads_begin=[2, 2], pads_end=[2, 2])),
+    ("wide channels (long rows)", "AvgPool", (1, 600, 6, 7), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ("wide channels max", "MaxPool", (1, 1030, 5, 5), dict(kernel=[2, 2])),
+]
+LAYOUTS = ("NCX", "NXC")
+DTYPES = ("f32", "f64", "f16", "bf16")
+NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def make_input(kind, shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 50.0
+    if kind == "MaxPool":
+        # ties, infinities and a NaN exercise the first-maximum and NaN rules
+        x = np.round(x / 8.0)
+        flat = x.reshape(-1)
+        flat[rng.integers(0, flat.size, 3)] = np.inf
+        flat[rng.integers(0, flat.size, 3)] = -np.inf
+        flat[rng.integers(0, flat.size, 1)] = np.nan
+    return x.astype(NUMPY[dtype])
+
+
+def tolerance(dtype, x):
+    """Absolute tolerance for averages: relative precision of the type times the data scale."""
+    eps = {"f32": 2e-6, "f64": 1e-13, "f16": 1e-3, "bf16": 8e-3}[dtype]
+    return eps * float(np.nanmax(np.abs(x.astype(np.float64))))
+
+
+def check_case(kind, shape, attrs, layout, dtype, seed=0):
+    x = make_input(kind, shape, dtype, seed)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, **attrs)
+    prim = dp.Pooling(pd)
+    want, want_idx = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
+    if kind == "MaxPool":
+        got, idx = prim.execute(x, with_indices=True)
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(NUMPY[dtype]).astype(np.float64))
+        np.testing.assert_array_equal(idx, want_idx)
+        # the index-free path agrees (compared as f64: numpy's NaN matching ignores bfloat16)
+        np.testing.assert_array_equal(prim.execute(x).astype(np.float64), got.astype(np.float64))
+    else:
+        got = prim.execute(x)
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
+                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    return prim.kernel_name
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("label,kind,shape,attrs", CASES, ids=[c[0] for c in CASES])
+def test_kernel_path_matches_reference(label, kind, shape, attrs, layout, dtype):
+    check_case(kind, shape, attrs, layout, dtype)
+
+
+def test_cases_reach_several_kernel_variants():
+    names = {check_case(kind, shape, attrs, layout, "f32").split(":")[1].split("+")[0]
+             for _, kind, shape, attrs in CASES for layout in LAYOUTS}
+    assert len(names) >= 3, names
+
+
+def test_long_line_running_precision():
+    """A long line of large, similar values: a sliding sum that drifted would show here."""
+    x = (1e4 + np.random.default_rng(3).standard_normal((1, 2, 20000))).astype(np.float32)
+    attrs = dict(kernel=[63], pads_begin=[31], pads_end=[31], exclude_pad=True)
+    got = dp.avg_pool(x, data_format="NCX", **attrs)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="AvgPool", data_format="NCX"))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_quantized_paths_match_reference(dtype, layout):
+    rng = np.random.default_rng(7)
+    lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
+    x = rng.integers(lo, hi, (1, 24, 19, 21)).astype(np.uint8 if dtype == "u8" else np.int8)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    for attrs in (dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1]),
+                  dict(kernel=[13, 11], pads_begin=[6, 5], pads_end=[6, 5], exclude_pad=True),
+                  dict(kernel=[2, 2], strides=[2, 2])):
+        q = dict(src_scale=0.05, src_zero_point=10 if dtype == "u8" else -3, dst_scale=0.04,
+                 dst_zero_point=128 if dtype == "u8" else 2)
+        full = dict(attrs, kind="AvgPool", data_format=layout, **q)
+        got = dp.avg_pool(x, data_format=layout, **attrs, **q)
+        small = x[:, :3] if layout == "NCX" else x[..., :3]   # the exact oracle is slow: 3 channels
+        want = reference.pool(small, full)
+        got_small = got[:, :3] if layout == "NCX" else got[..., :3]
+        # f32 requantisation may land a near-tie on the other side: at most 1 apart
+        assert np.abs(got_small.astype(np.int32) - want.astype(np.int32)).max() <= 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ISA capping is tested on Linux x86-64")
+@pytest.mark.parametrize("isa", ["baseline", "avx2"])
+def test_every_isa_variant_passes(isa):
+    """The same kernel-path and property tests with the dispatch capped at a lower ISA."""
+    if isa == "avx2" and dp.isa() == "baseline":
+        pytest.skip("this CPU has no AVX2: the avx2 variant cannot run here")
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, DNNPOOL_ISA=isa, DNNPOOL_HYPOTHESIS_EXAMPLES="60")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+           "-k", "not test_every_isa_variant_passes",   # not itself, recursively
+           os.path.join(here, "test_kernel_paths.py"), os.path.join(here, "test_properties.py"),
+           os.path.join(here, "test_conformance.py"), os.path.join(here, "test_threads.py")]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout
