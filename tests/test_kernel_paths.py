@@ -8,7 +8,6 @@ for the instruction sets this CPU has, with every ISA variant (DNNPOOL_ISA caps
 the dispatch in a subprocess).
 """
 import os
-import subprocess
 import sys
 
 import ml_dtypes
@@ -17,6 +16,7 @@ import pytest
 
 import dnnpool as dp
 import reference
+from childproc import run_python
 
 # (label, kind, NCX shape, attrs) -- shapes are given channels-first and used in both layouts.
 CASES = [
@@ -137,11 +137,10 @@ def test_every_isa_variant_passes(isa):
     if isa == "avx2" and dp.isa() == "baseline":
         pytest.skip("this CPU has no AVX2: the avx2 variant cannot run here")
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, DNNPOOL_ISA=isa, DNNPOOL_HYPOTHESIS_EXAMPLES="60")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-           "-k", "not test_every_isa_variant_passes",   # not itself, recursively
-           os.path.join(here, "test_kernel_paths.py"), os.path.join(here, "test_properties.py"),
-           os.path.join(here, "test_conformance.py"), os.path.join(here, "test_threads.py")]
-    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    args = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", here,
+            "-k", "not test_every_isa_variant_passes",   # not itself, recursively
+            os.path.join(here, "test_kernel_paths.py"), os.path.join(here, "test_properties.py"),
+            os.path.join(here, "test_conformance.py"), os.path.join(here, "test_threads.py")]
+    run = run_python(args, timeout=900, DNNPOOL_ISA=isa, DNNPOOL_HYPOTHESIS_EXAMPLES="60")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout

@@ -2,9 +2,6 @@
 dnnpool) and through the add_*_parser functions dnnpool.onnx.cli provides."""
 import argparse
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +11,8 @@ from onnx import TensorProto, helper  # noqa: E402
 
 from dnnpool.onnx import run_model  # noqa: E402
 from dnnpool.onnx.cli import add_run_parser, add_translate_parser  # noqa: E402
+from childproc import run_python  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +29,7 @@ def model_path(tmp_path_factory):
 
 
 def dnnpool_cli(*args):
-    done = subprocess.run([sys.executable, "-m", "dnnpool", *args], capture_output=True, text=True, cwd=REPO,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=120)
+    done = run_python(["-m", "dnnpool", *args], timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
