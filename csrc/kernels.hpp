@@ -199,6 +199,72 @@ static void window_doubling(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int
     }
 }
 
+// d[x] = a[x] (+) b[x] for x < n, a before b in scan order; d may be a or b.
+template <typename Acc, int K, bool I>
+static inline void merge_rows(Acc *d, int64_t *di, const Acc *a, const int64_t *ai, const Acc *b,
+                              const int64_t *bi, int64_t n) {
+    if constexpr (I) {
+        for (int64_t x = 0; x < n; ++x) {
+            const bool w = right_wins(a[x], ai[x], b[x]);
+            const Acc v = w ? b[x] : a[x];
+            const int64_t i = w ? bi[x] : ai[x];
+            d[x] = v;
+            di[x] = i;
+        }
+    } else {
+#pragma GCC ivdep
+        for (int64_t x = 0; x < n; ++x) d[x] = combine<Acc, K>(a[x], b[x]);
+    }
+}
+
+// Window reduction of k consecutive positions at O(1) per output (van Herk /
+// Gil-Werman): positions are cut into blocks of k, aligned to absolute
+// position `origin` + p = 0 mod k so that sums group the same way whatever
+// the buffer's start (results identical across thread splits).  A window
+// [o, o + k) is the suffix of o's block from o plus the prefix of the next
+// block up to o + k - 1 (or o's whole block when o starts it).  Only sums of
+// at most k terms are formed, so long lines lose no precision and an
+// infinity never leaks outside its windows.  B is destroyed (prefixes).
+template <typename Acc, int K, bool I>
+static void window_blocks(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int64_t k, Acc *out,
+                          int64_t *outi, int64_t nout, int64_t origin) {
+    if (nout <= 0) return;
+    const int64_t org = origin % k;
+#define DP_ROW(buf, bufi, p) (buf) + (p) * unit, (bufi) + (I ? (p) * unit : 0)
+    // Suffixes into out, block by block from the last one.
+    for (int64_t p = nout - 1; p >= 0;) {
+        int64_t bs = p - (p + org) % k;
+        int64_t be = bs + k - 1;
+        if (be > npos - 1) be = npos - 1;
+        if (bs < 0) bs = 0;
+        copy_rows<Acc, I>(DP_ROW(out, outi, p), DP_ROW(B, Bi, be), unit);
+        for (int64_t q = be - 1; q >= p; --q)
+            merge_rows<Acc, K, I>(DP_ROW(out, outi, p), DP_ROW(B, Bi, q), DP_ROW(out, outi, p), unit);
+        for (int64_t q = p - 1; q >= bs; --q)
+            merge_rows<Acc, K, I>(DP_ROW(out, outi, q), DP_ROW(B, Bi, q), DP_ROW(out, outi, q + 1), unit);
+        p = bs - 1;
+    }
+    // Prefixes in place over the positions the windows' ends reach.
+    // (`ph` tracks (position + origin) mod k without dividing per position.)
+    const int64_t pend = nout + k - 1 < npos ? nout + k - 1 : npos;
+    for (int64_t j = 1, ph = (1 + org) % k; j < pend; ++j, ph = ph + 1 == k ? 0 : ph + 1)
+        if (ph != 0) merge_rows<Acc, K, I>(DP_ROW(B, Bi, j), DP_ROW(B, Bi, j - 1), DP_ROW(B, Bi, j), unit);
+    for (int64_t o = 0, ph = org; o < nout; ++o, ph = ph + 1 == k ? 0 : ph + 1)
+        if (ph != 0) merge_rows<Acc, K, I>(DP_ROW(out, outi, o), DP_ROW(out, outi, o), DP_ROW(B, Bi, o + k - 1), unit);
+#undef DP_ROW
+}
+
+// Stride-1 window reduction by whichever of the two costs fewer passes
+// (slide_passes in plan.hpp, the planner's cost model).
+template <typename Acc, int K, bool I>
+static void window_reduce(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int64_t k, Acc *out,
+                          int64_t *outi, int64_t nout, int64_t origin) {
+    if (blocks_win(k, K == kMax, unit))
+        window_blocks<Acc, K, I>(B, Bi, npos, unit, k, out, outi, nout, origin);
+    else
+        window_doubling<Acc, K, I>(B, Bi, npos, unit, k, out, outi, nout);
+}
+
 template <typename T>
 struct Vec {
     typedef typename Traits<T>::Acc Acc;

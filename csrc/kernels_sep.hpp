@@ -179,7 +179,10 @@ struct SepPass {
             *yw = xl;
             const int64_t nout = ((nr - 1) * xl + AW.out) * L;
             if (g.h_dbl) {
-                window_doubling<Acc, K, I>(X, Xi, nout / L + k - 1, L, k, Y, Yi, nout / L);
+                // One row: blocks aligned to its padded position 0; stacked
+                // rows (one lane, never vectorising blocks) by doubling.
+                if (nr == 1) window_reduce<Acc, K, I>(X, Xi, nout / L + k - 1, L, k, Y, Yi, nout / L, 0);
+                else window_doubling<Acc, K, I>(X, Xi, nout / L + k - 1, L, k, Y, Yi, nout / L);
                 return;
             }
             for (int64_t kw = 0; kw < k; ++kw) toff[kw] = kw * d * L;
@@ -213,9 +216,10 @@ struct SepPass {
     }
 
     // Y row r = taps kh of X rows r*s + kh*d (rows of w values); X may be destroyed.
-    void vertical(Acc *X, int64_t *Xi, int64_t xrows, int64_t w, int64_t nr, Acc *Y, int64_t *Yi) {
+    // X row 0 is padded row `origin` (stride 1 when doubling).
+    void vertical(Acc *X, int64_t *Xi, int64_t xrows, int64_t w, int64_t nr, Acc *Y, int64_t *Yi, int64_t origin) {
         if (g.v_dbl) {
-            window_doubling<Acc, K, I>(X, Xi, xrows, w, AH.k, Y, Yi, nr);
+            window_reduce<Acc, K, I>(X, Xi, xrows, w, AH.k, Y, Yi, nr, origin);
             return;
         }
         for (int64_t kh = 0; kh < AH.k; ++kh) toff[kh] = kh * AH.d * w;
@@ -307,11 +311,11 @@ struct SepPass {
                 else fill_rows<Acc, I>(row, rowi, identity<T, K>(), xl);
             }
             if (!I) {
-                vertical(fP, fPi, prows, xl, nr, fB, fBi);
+                vertical(fP, fPi, prows, xl, nr, fB, fBi, jr0);
                 horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
             } else {   // indices: W first (row-major first maximum)
                 horizontal(fP, fPi, prows, fA, fAi, fB, fBi, &yw);
-                vertical(fB, fBi, prows, yw, nr, fC, fCi);
+                vertical(fB, fBi, prows, yw, nr, fC, fCi, jr0);
             }
         }
         for (int64_t oh = oh0; oh < oh1; ++oh) {
@@ -369,7 +373,7 @@ struct SepPass {
             }
         }
         if (g.v_dbl) {
-            window_doubling<Acc, K, I>(hb, hbi, ih_hi - ih_lo, OWL, AH.k, vr, vri, oh1 - oh0);
+            window_reduce<Acc, K, I>(hb, hbi, ih_hi - ih_lo, OWL, AH.k, vr, vri, oh1 - oh0, oh0);
             for (int64_t oh = oh0; oh < oh1; ++oh) {
                 const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]);
                 emit(vcnt ? vr + (oh - oh0) * OWL : nullptr, vri + (I ? (oh - oh0) * OWL : 0), n, ch, od, oh, vcnt);

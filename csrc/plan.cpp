@@ -157,10 +157,11 @@ bool global_plane(const dp_plan &p, const int64_t ss[5]) {
     return true;
 }
 
-// Doubling replaces a tap-by-tap pass of a stride-1, undilated axis when it
-// takes fewer passes (one more for its bookkeeping).
-bool doubles(const AxisPlan &ax, bool is_max) {
-    return ax.s == 1 && ax.d == 1 && doubling_passes(ax.k, is_max) + 1 < ax.k;
+// A sliding pass (doubling or window blocks, `unit` values per position)
+// replaces a tap-by-tap pass of a stride-1, undilated axis when it takes
+// fewer passes (one more for its bookkeeping).
+bool doubles(const AxisPlan &ax, bool is_max, int64_t unit) {
+    return ax.s == 1 && ax.d == 1 && slide_passes(ax.k, is_max, unit) + 1 < ax.k;
 }
 
 // Per-thread working set the separable kernel aims for (about half of L2).
@@ -177,8 +178,8 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     SepLayout g{};
     g.lanes = lanes;
     g.wp = (AW.out - 1) * AW.s + (AW.k - 1) * AW.d + 1;
-    g.h_dbl = doubles(AW, is_max);
-    g.v_dbl = AD.k == 1 && doubles(AH, is_max);
+    g.h_dbl = doubles(AW, is_max, lanes);
+    g.v_dbl = AD.k == 1 && doubles(AH, is_max, AW.out * lanes);
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
@@ -252,8 +253,9 @@ int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
     // (widen, W, H/D, finalize) cost well under the window's taps.
     const bool is_max = p.kind == kMax;
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
-    const int64_t wcost = doubles(AW, is_max) ? doubling_passes(AW.k, is_max) : AW.k;
-    const int64_t vcost = AD.k == 1 && doubles(AH, is_max) ? doubling_passes(AH.k, is_max) : AD.k * AH.k;
+    const int64_t C = p.desc.channels, OWC = AW.out * C;
+    const int64_t wcost = doubles(AW, is_max, C) ? slide_passes(AW.k, is_max, C) : AW.k;
+    const int64_t vcost = AD.k == 1 && doubles(AH, is_max, OWC) ? slide_passes(AH.k, is_max, OWC) : AD.k * AH.k;
     return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }
 

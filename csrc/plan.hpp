@@ -85,6 +85,20 @@ static inline int64_t doubling_passes(int64_t k, bool is_max) {
     return is_max ? lg + 1 : lg + bits;
 }
 
+// Window blocks (van Herk / Gil-Werman: suffix, prefix and merge passes)
+// cost O(1) per output but run along positions; they pay once a position's
+// unit (values per position) is long enough to hide the per-position loop
+// overhead (short units, e.g. NXC channels, stay with doubling).
+constexpr int64_t kBlockPasses = 3;
+constexpr int64_t kBlockMinUnit = 256;
+static inline bool blocks_win(int64_t k, bool is_max, int64_t unit) {
+    return unit >= kBlockMinUnit && kBlockPasses < doubling_passes(k, is_max);
+}
+// Passes of a stride-1 undilated window reduction with `unit` values per position.
+static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
+    return blocks_win(k, is_max, unit) ? kBlockPasses : doubling_passes(k, is_max);
+}
+
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that
 // land inside [0, n): always a contiguous range [*kb, *ke), possibly empty.
 static inline void tap_range(int64_t start, int64_t n, int64_t K, int64_t d, int64_t *kb, int64_t *ke) {
