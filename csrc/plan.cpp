@@ -350,8 +350,9 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     const int v = choose_variant(*p, ss, ds);
     if (v == kSepPlane || v == kSepLanes) {
         const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
-        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl ? "+wdbl" : "",
-                      g.v_dbl ? "+hdbl" : "");
+        // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
+        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl ? "+wslide" : "",
+                      g.v_dbl ? "+hslide" : "");
     } else {
         std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));
     }
