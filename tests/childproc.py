@@ -13,10 +13,11 @@ import tempfile
 import dnnpool
 
 
-def child_env(**extra):
+def child_env(*paths, **extra):
+    """os.environ with `paths`, then the dnnpool under test, first on PYTHONPATH; plus `extra` variables."""
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(dnnpool.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (*map(str, paths), root, env.get("PYTHONPATH")) if p)
     env.update(extra)
     return env
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import dnnpool as dp
+from childproc import child_env
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "cython_consumer"
@@ -36,15 +37,6 @@ def _require_build_tools():
     pytest.importorskip("Cython", reason="building a Cython consumer needs Cython")
 
 
-def _env(*paths):
-    """Environment in which a subprocess imports the same dnnpool as this process."""
-    env = dict(os.environ)
-    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    dnnpool_root = str(Path(dp.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), dnnpool_root, *inherited])
-    return env
-
-
 def _build_products(directory, names):
     """Leftovers of an in-place build of the example (C generated from a .pyx included)."""
     made = shutil.ignore_patterns("build", "*.so", "*.pyd", "*.egg-info", "__pycache__")(
@@ -62,7 +54,7 @@ def consumer_site(tmp_path_factory):
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
          "--no-index", "--target", str(site), str(source)],
-        capture_output=True, text=True, env=_env())
+        capture_output=True, text=True, env=child_env())
     assert build.returncode == 0, f"building the consumer failed:\n{build.stdout}\n{build.stderr}"
     return site
 
@@ -79,7 +71,7 @@ def consumer(consumer_site):
 
 def _run(site, *args):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          env=_env(site), cwd=site)
+                          env=child_env(site), cwd=site)
 
 
 # ---- values -------------------------------------------------------------------------
