@@ -117,6 +117,21 @@ struct AvgOut<T, kQAvg> {
     }
 };
 
+// AvgOut<T, kQAvg>::make on a vector of sums (8-bit T), the same float
+// operations per lane; clamping before rounding is equivalent (the bounds are
+// integers), and it keeps |y| small enough for the add-subtract rounding trick.
+template <typename T, typename V>
+static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, float div, QParams q) {
+    typedef float F __attribute__((vector_size(sizeof(V))));
+    F y = __builtin_convertvector(sum - nvalid * q.zp_in, F) * q.scale / div + q.zp_out;
+    const F lo = (F){} + Traits<T>::qmin(), hi = (F){} + Traits<T>::qmax();
+    y = y < lo ? lo : y;
+    y = y > hi ? hi : y;
+    const F magic = (F){} + 12582912.0f;   // 1.5 * 2^23: rounds to an integer, ties to even
+    y = (y + magic) - magic;
+    isa_store_8bit(o, (IsaI32)__builtin_convertvector(y, V));
+}
+
 // Combining a left (earlier in scan order) and a right partial result: sums
 // add; maxima keep the left one unless the right is greater or the first NaN.
 // A partial result with index < 0 holds no input element (padding) and loses.

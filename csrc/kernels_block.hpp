@@ -71,6 +71,10 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
             for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
             return;
         }
+        if constexpr (K == kQAvg) {
+            for (int j = 0; j < kBlockVecs; ++j) store_qavg_vec<T>(o + j * VL, acc[j], (int32_t)nvalid, div, QParams(c));
+            return;
+        }
         if constexpr (__is_same(T, bf16)) {
             if (!(K == kMax && nvalid == 0)) {
                 for (int j = 0; j < kBlockVecs; ++j) store_bf16_vec(o + j * VL, K == kMax ? acc[j] : acc[j] / div);

@@ -11,7 +11,8 @@ namespace dnnpool {
 
 // Each ISA provides kVecBytes and the widening loads GCC does not derive
 // from generic vector code: 8-bit -> i32, bf16 and f16 -> f32 (kHaveF16 when the
-// ISA converts f16 in hardware; otherwise kernels.hpp widens element-wise).
+// ISA converts f16 in hardware; otherwise kernels.hpp widens element-wise),
+// and the narrowing store of clamped i32 lanes to 8 bits.
 namespace baseline {
 constexpr int64_t kVecBytes = 16;
 constexpr bool kHaveF16 = false;
@@ -34,7 +35,22 @@ static inline IsaI32 isa_load_s8(const int8_t *p) {
 static inline IsaF32 isa_load_bf16(const void *p) {
     return (IsaF32)_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)p));
 }
+// Narrowing stores of i32 lanes already inside the 8-bit type's range.
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    const __m128i w = _mm_packs_epi32((__m128i)v, (__m128i)v);
+    const int32_t b = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
+    __builtin_memcpy(p, &b, 4);
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    const __m128i w = _mm_packs_epi32((__m128i)v, (__m128i)v);
+    const int32_t b = _mm_cvtsi128_si32(_mm_packs_epi16(w, w));
+    __builtin_memcpy(p, &b, 4);
+}
 #else
+template <typename Q>
+static inline void isa_store_8bit(Q *p, IsaI32 v) {
+    for (int i = 0; i < 4; ++i) p[i] = (Q)v[i];
+}
 static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
 static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
 static inline IsaF32 isa_load_bf16(const void *p) {
@@ -66,6 +82,17 @@ static inline IsaF32 isa_load_bf16(const void *p) {
 static inline void isa_store_f16(void *p, IsaF32 v) {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
+static inline __m128i isa_pack_i16(IsaI32 v) {
+    return _mm_packs_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1));
+}
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    const __m128i w = isa_pack_i16(v);
+    _mm_storel_epi64((__m128i *)p, _mm_packus_epi16(w, w));
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    const __m128i w = isa_pack_i16(v);
+    _mm_storel_epi64((__m128i *)p, _mm_packs_epi16(w, w));
+}
 #include "kernels.hpp"
 }
 #pragma GCC pop_options
@@ -94,6 +121,12 @@ static inline IsaF32 isa_load_bf16(const void *p) {
 }
 static inline void isa_store_f16(void *p, IsaF32 v) {
     _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtps_ph(kAll, (__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm512_maskz_cvtusepi32_epi8(kAll, (__m512i)v));
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm512_maskz_cvtsepi32_epi8(kAll, (__m512i)v));
 }
 #include "kernels.hpp"
 }
