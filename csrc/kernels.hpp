@@ -280,6 +280,33 @@ static void window_reduce(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int64
         window_doubling<Acc, K, I>(B, Bi, npos, unit, k, out, outi, nout);
 }
 
+template <typename T, int K, bool I, typename S>
+static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
+                        const int64_t *__restrict Xi, const int64_t *off, int64_t nt, int64_t n);
+
+// Values only: window reduction of k consecutive positions of B (`unit`
+// values each) in two fused passes (factor_choice in plan.hpp): tmp[p] =
+// windows of a taps, then out[o] = tmp[o], tmp[o + a], ... and, for sums,
+// the k mod a leftover taps of B (maxima overlap the last window instead).
+// tmp holds nout + k - a positions; toff has room for k offsets.
+template <typename T, int K>
+static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int64_t k, int64_t a,
+                            typename Traits<T>::Acc *tmp, typename Traits<T>::Acc *out, int64_t nout,
+                            int64_t *toff) {
+    for (int64_t j = 0; j < a; ++j) toff[j] = j * unit;
+    taps_reduce<T, K, false>(tmp, nullptr, B, nullptr, toff, a, (nout + k - a) * unit);
+    int64_t nt = 0;
+    for (int64_t at = 0; at + a <= k; at += a) toff[nt++] = at * unit;
+    if (K == kMax) {
+        if (k % a) toff[nt++] = (k - a) * unit;
+    } else {
+        // Leftover taps read B: offsets from tmp (both live in one scratch block).
+        const int64_t from_tmp = B - tmp;
+        for (int64_t at = k - k % a; at < k; ++at) toff[nt++] = from_tmp + at * unit;
+    }
+    taps_reduce<T, K, false>(out, nullptr, tmp, nullptr, toff, nt, nout * unit);
+}
+
 template <typename T>
 struct Vec {
     typedef typename Traits<T>::Acc Acc;

@@ -32,6 +32,7 @@ struct SepPass {
     Acc *fP, *fA, *fB, *fC;   // flat: padded rows, phases, two pass results
     int64_t *fPi, *fAi, *fBi, *fCi;
     int64_t *toff;            // tap offsets of the pass at hand
+    int64_t *voff;            // (d, h) tap offsets, rebuilt only when the valid taps change
     Div *wdiv;
     int32_t *wcnt;
     bool all_w;               // every output column sees an input element
@@ -60,6 +61,7 @@ struct SepPass {
         fBi = at<int64_t>(scr, g.fbufi[2], I);
         fCi = at<int64_t>(scr, g.fbufi[3], I);
         toff = at<int64_t>(scr, g.toff);
+        voff = at<int64_t>(scr, g.voff);
         wdiv = at<Div>(scr, g.wdiv);
         wcnt = at<int32_t>(scr, g.wcnt);
         all_w = true;
@@ -178,6 +180,12 @@ struct SepPass {
         if (s == 1) {
             *yw = xl;
             const int64_t nout = ((nr - 1) * xl + AW.out) * L;
+            if constexpr (!I) {
+                if (g.h_fact) {
+                    window_factored<T, K>(X, L, k, g.h_fact, PH, Y, nout / L, toff);
+                    return;
+                }
+            }
             if (g.h_dbl) {
                 // One row: blocks aligned to its padded position 0; stacked
                 // rows (one lane, never vectorising blocks) by doubling.
@@ -280,6 +288,35 @@ struct SepPass {
         }
     }
 
+    // Values, one lane: the (d, h) taps of each output row straight from src
+    // into stacked padded rows, then one W pass over the whole stack.
+    void chunk_stacked(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
+        const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
+        const T *src_p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
+        const int64_t xl = g.xlen;
+        int64_t built = -1, yw;   // built: the row tap count voff holds offsets for
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
+            Acc *row = fB + (oh - oh0) * xl;
+            if (nkh == 0) {
+                fill_rows<Acc, false>(row, nullptr, identity<T, K>(), xl);
+                continue;
+            }
+            if (nkh != built) {
+                built = nkh;
+                for (int64_t t = 0, nt = 0; t < planes; ++t)
+                    for (int64_t kh = 0; kh < nkh; ++kh) voff[nt++] = t * AD.d * c->ss[2] + kh * AH.d * c->ss[3];
+            }
+            rows_from_src(src_p + (oh * AH.s - AH.pb + kh0 * AH.d) * c->ss[3], voff, planes * nkh, row);
+        }
+        horizontal(fB, fBi, oh1 - oh0, fA, fAi, fC, fCi, &yw);
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]), r = oh - oh0;
+            emit(vcnt ? fC + r * yw : nullptr, nullptr, n, ch, od, oh, vcnt);
+        }
+    }
+
     // Flat path (one lane, no depth taps): the chunk's rows stacked.
     void chunk_flat(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
@@ -288,35 +325,24 @@ struct SepPass {
         const int64_t nr = oh1 - oh0, xl = g.xlen;
         int64_t yw;
         if (!I && !g.v_dbl && (valid_hi() - valid_lo()) * L >= kLongRow) {
-            // (d, h) taps straight from src into the stacked rows, then W.
-            for (int64_t oh = oh0; oh < oh1; ++oh) {
-                const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh];
-                Acc *row = fB + (oh - oh0) * xl;
-                if (kh0 == kh1) {
-                    fill_rows<Acc, false>(row, nullptr, identity<T, K>(), xl);
-                    continue;
-                }
-                const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
-                for (int64_t kh = kh0; kh < kh1; ++kh) toff[kh - kh0] = (kh - kh0) * AH.d * c->ss[3];
-                rows_from_src(src_p + ih0 * c->ss[3], toff, kh1 - kh0, row);
-            }
+            chunk_stacked(n, ch, od, oh0, oh1);
+            return;
+        }
+        // Short rows, or a sliding vertical pass: widen every input row once.
+        const int64_t prows = (nr - 1) * AH.s + (AH.k - 1) * AH.d + 1, jr0 = oh0 * AH.s;
+        for (int64_t q = 0; q < prows; ++q) {
+            const int64_t ih = jr0 + q - AH.pb;
+            Acc *row = fP + q * xl;
+            int64_t *rowi = fPi + (I ? q * xl : 0);
+            if (ih >= 0 && ih < AH.in) widen(src_p + ih * c->ss[3], ibase + ih * c->is[3], row, rowi);
+            else fill_rows<Acc, I>(row, rowi, identity<T, K>(), xl);
+        }
+        if (!I) {
+            vertical(fP, fPi, prows, xl, nr, fB, fBi, jr0);
             horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
-        } else {
-            const int64_t prows = (nr - 1) * AH.s + (AH.k - 1) * AH.d + 1, jr0 = oh0 * AH.s;
-            for (int64_t q = 0; q < prows; ++q) {
-                const int64_t ih = jr0 + q - AH.pb;
-                Acc *row = fP + q * xl;
-                int64_t *rowi = fPi + (I ? q * xl : 0);
-                if (ih >= 0 && ih < AH.in) widen(src_p + ih * c->ss[3], ibase + ih * c->is[3], row, rowi);
-                else fill_rows<Acc, I>(row, rowi, identity<T, K>(), xl);
-            }
-            if (!I) {
-                vertical(fP, fPi, prows, xl, nr, fB, fBi, jr0);
-                horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
-            } else {   // indices: W first (row-major first maximum)
-                horizontal(fP, fPi, prows, fA, fAi, fB, fBi, &yw);
-                vertical(fB, fBi, prows, yw, nr, fC, fCi, jr0);
-            }
+        } else {   // indices: W first (row-major first maximum)
+            horizontal(fP, fPi, prows, fA, fAi, fB, fBi, &yw);
+            vertical(fB, fBi, prows, yw, nr, fC, fCi, jr0);
         }
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = AH.kend[oh] - AH.kbeg[oh], r = oh - oh0;
@@ -332,6 +358,7 @@ struct SepPass {
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
         int64_t yw;
         if (!I && !g.v_dbl) {
+            int64_t built = -1;   // number of rows taps the offsets in voff were built for
             for (int64_t oh = oh0; oh < oh1; ++oh) {
                 const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh], vcnt = planes * (kh1 - kh0);
                 if (vcnt == 0) {
@@ -339,11 +366,12 @@ struct SepPass {
                     continue;
                 }
                 const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
-                int64_t nt = 0;
-                for (int64_t t = 0; t < planes; ++t)
-                    for (int64_t kh = kh0; kh < kh1; ++kh)
-                        toff[nt++] = t * AD.d * c->ss[2] + (kh - kh0) * AH.d * c->ss[3];
-                rows_from_src(src_nc + id0 * c->ss[2] + ih0 * c->ss[3], toff, nt, xp);
+                if (kh1 - kh0 != built) {   // offsets depend only on the tap counts
+                    built = kh1 - kh0;
+                    for (int64_t t = 0, nt = 0; t < planes; ++t)
+                        for (int64_t kh = 0; kh < built; ++kh) voff[nt++] = t * AD.d * c->ss[2] + kh * AH.d * c->ss[3];
+                }
+                rows_from_src(src_nc + id0 * c->ss[2] + ih0 * c->ss[3], voff, vcnt, xp);
                 horizontal(xp, xpi, 1, ph, phi, vr, vri, &yw);
                 emit(vr, vri, n, ch, od, oh, vcnt);
             }
@@ -400,6 +428,8 @@ struct SepPass {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
         } else if (g.flat) {
             chunk_flat(n, ch, od, oh0, oh1);
+        } else if (!Lanes && !I && !g.v_dbl) {
+            chunk_stacked(n, ch, od, oh0, oh1);
         } else {
             chunk_rows(n, ch, od, oh0, oh1);
         }

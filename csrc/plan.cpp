@@ -179,6 +179,8 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.lanes = lanes;
     g.wp = (AW.out - 1) * AW.s + (AW.k - 1) * AW.d + 1;
     g.h_dbl = doubles(AW, is_max, lanes);
+    g.h_fact = !with_idx && AW.s == 1 && AW.d == 1 ? factor_choice(AW.k, is_max, lanes) : 0;
+    if (g.h_fact) g.h_dbl = 0;
     g.v_dbl = AD.k == 1 && doubles(AH, is_max, AW.out * lanes);
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
@@ -224,16 +226,19 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     size_t at = 0;
     g.xp = at; at = align64(at + xp_n * as);
     g.xpi = at; at = align64(at + xp_n * ix);
-    const int64_t ph_n = lanes == 1 && AW.s > 1 ? xp_n : 0;
+    const int64_t ph_n = (lanes == 1 && AW.s > 1) || g.h_fact ? xp_n : 0;
     g.ph = at; at = align64(at + ph_n * as);
     g.phi = at; at = align64(at + ph_n * ix);
     const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;
     g.toff = at; at = align64(at + nt * 8);
+    g.voff = at; at = align64(at + AD.k * AH.k * 8);
     g.hb = at; at = align64(at + hb_n * as);
     g.hbi = at; at = align64(at + hb_n * ix);
     g.vr = at; at = align64(at + vr_n * as);
     g.vri = at; at = align64(at + vr_n * ix);
-    const int64_t f_n = g.flat ? (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64 : 0;
+    // Stacked rows: the flat path, and values with one lane (chunk_stacked).
+    const bool stacked = g.flat || (lanes == 1 && !with_idx);
+    const int64_t f_n = stacked ? (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
         g.fbuf[b] = at; at = align64(at + f_n * as);
         g.fbufi[b] = at; at = align64(at + f_n * ix);
@@ -351,7 +356,7 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     if (v == kSepPlane || v == kSepLanes) {
         const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
         // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
-        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl ? "+wslide" : "",
+        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact ? "+wslide" : "",
                       g.v_dbl ? "+hslide" : "");
     } else {
         std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));

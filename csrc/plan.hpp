@@ -33,11 +33,13 @@ struct SepLayout {
     int64_t rows;           // input rows kept per depth tap for one chunk
     int64_t planes;         // depth taps kept (1 when the vertical pass doubles)
     int32_t h_dbl, v_dbl;   // horizontal / vertical pass by doubling (s = d = 1 only)
+    int64_t h_fact;         // horizontal pass in two fused passes of this factor (0: not)
     int64_t xlen;           // positions allocated for xp (phases need a multiple of the stride)
     int64_t phase_len;      // positions per stride phase: ceil(wp / s)
     size_t xp, xpi;         // padded input row (values, indices)
     size_t ph, phi;         // the row split into stride phases
     size_t toff;            // tap offsets of one pass: max(kw, kd * kh) entries
+    size_t voff;            // (d, h) tap offsets kept across the rows of a chunk: kd * kh entries
     size_t hb, hbi;         // horizontally pooled rows [planes][rows][OW*lanes]
     size_t vr, vri;         // vertical result: [chunk][OW*lanes] when doubling, else one row
     int32_t flat;           // one lane, no depth taps: a chunk's rows are stacked in fbuf
@@ -97,6 +99,28 @@ static inline bool blocks_win(int64_t k, bool is_max, int64_t unit) {
 // Passes of a stride-1 undilated window reduction with `unit` values per position.
 static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
     return blocks_win(k, is_max, unit) ? kBlockPasses : doubling_passes(k, is_max);
+}
+
+// Values-only alternative for a stride-1 undilated axis: two fused passes,
+// windows of `a` taps, then ceil(k / a) (maxima, the last one overlapping) or
+// k / a of those plus the k mod a leftover taps (sums): O(a + k / a) loads.
+// Costs in loads, a pass's store and stream counted as kPassLoads.
+constexpr int64_t kPassLoads = 3;
+static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
+    const int64_t b = is_max ? (k + a - 1) / a : k / a;
+    return a + b + (is_max ? 0 : k - a * b);
+}
+// The best factor a (0: factoring does not beat a single tap-by-tap pass or
+// sliding passes of `unit` values per position).
+static inline int64_t factor_choice(int64_t k, bool is_max, int64_t unit) {
+    int64_t best = kPassLoads + k, a_best = 0;
+    const int64_t slide = slide_passes(k, is_max, unit) * (kPassLoads + 2);
+    if (slide < best) best = slide;
+    for (int64_t a = 2; a * 2 <= k; ++a) {
+        const int64_t cost = 2 * kPassLoads + factored_loads(k, a, is_max);
+        if (cost < best) { best = cost; a_best = a; }
+    }
+    return a_best;
 }
 
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that
