@@ -18,6 +18,9 @@
 // Rows at least this long are pooled straight from src; shorter ones are
 // widened first so the D/H pass runs over whole stacked chunks.
 constexpr int64_t kLongRow = 64;
+// Values per column strip of chunk_strips (a strip of every src row a chunk
+// reads fits in L1).
+constexpr int64_t kStripValues = 256;
 
 template <typename T, int K, bool I, bool Lanes>
 struct SepPass {
@@ -317,6 +320,40 @@ struct SepPass {
         }
     }
 
+    // Values with C lanes: the (d, h) taps of the chunk's output rows straight
+    // from src into stacked padded rows, column strip by column strip, so the
+    // src rows a strip reads stay in L1 across the chunk; then W per row.
+    void chunk_strips(int64_t n, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
+        const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
+        const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
+        const int64_t len = (j1 - j0) * L;
+        const T *base = (const T *)c->src + n * c->ss[0] + id0 * c->ss[2] + (j0 - AW.pb) * c->ss[4];
+        const Acc id = identity<T, K>();
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
+            const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
+            for (int64_t t = 0, nt = 0; t < planes; ++t)
+                for (int64_t kh = 0; kh < nkh; ++kh)
+                    voff[r * tmax + nt++] = t * AD.d * c->ss[2] + (ih0 + kh * AH.d) * c->ss[3];
+            fill_pad<T>(hb + r * xl, id, j0 * L);   // spills are overwritten later
+            fill_pad<T>(hb + r * xl + j1 * L, id, (g.xlen - j1) * L);
+        }
+        for (int64_t x = 0; x < len; x += kStripValues) {
+            const int64_t m = len - x < kStripValues ? len - x : kStripValues;
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
+                if (nt) taps_reduce<T, K, false, T>(hb + r * xl + j0 * L + x, nullptr, base + x, nullptr, voff + r * tmax, nt, m);
+            }
+        }
+        int64_t yw;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]);
+            if (vcnt) horizontal(hb + (oh - oh0) * xl, nullptr, 1, ph, phi, vr, vri, &yw);
+            emit(vcnt ? vr : nullptr, vri, n, 0, od, oh, vcnt);
+        }
+    }
+
     // Flat path (one lane, no depth taps): the chunk's rows stacked.
     void chunk_flat(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
@@ -430,6 +467,8 @@ struct SepPass {
             chunk_flat(n, ch, od, oh0, oh1);
         } else if (!Lanes && !I && !g.v_dbl) {
             chunk_stacked(n, ch, od, oh0, oh1);
+        } else if (g.strips && dense_rows()) {
+            chunk_strips(n, od, oh0, oh1);
         } else {
             chunk_rows(n, ch, od, oh0, oh1);
         }

@@ -219,9 +219,16 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     const int64_t as = acc_size(p.desc.dtype), ix = with_idx ? 8 : 0;
     g.phase_len = (g.wp + AW.s - 1) / AW.s;
     g.xlen = g.phase_len * AW.s;
+    g.strips = lanes > 1 && !with_idx && !g.v_dbl;
+    if (g.strips) {   // as many stacked padded rows as the budget holds
+        g.chunk = kSepBudget / (g.xlen * lanes * as);
+        if (g.chunk > AH.out) g.chunk = AH.out;
+        if (g.chunk < 1) g.chunk = 1;
+    }
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // Values-only direct passes pool (d, h) first, straight into the padded row.
-    const int64_t hb_n = !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
+    const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
+                         : !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
     const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes;
     size_t at = 0;
     g.xp = at; at = align64(at + xp_n * as);
@@ -231,7 +238,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.phi = at; at = align64(at + ph_n * ix);
     const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;
     g.toff = at; at = align64(at + nt * 8);
-    g.voff = at; at = align64(at + AD.k * AH.k * 8);
+    g.voff = at; at = align64(at + (g.strips ? g.chunk : 1) * AD.k * AH.k * 8);
     g.hb = at; at = align64(at + hb_n * as);
     g.hbi = at; at = align64(at + hb_n * ix);
     g.vr = at; at = align64(at + vr_n * as);
