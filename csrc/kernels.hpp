@@ -344,6 +344,39 @@ static inline typename Vec<T>::V load_vec(const T *p) {
     }
 }
 
+// Stores one vector of accumulators as Vec<T>::lanes values of T, rounded
+// like Traits<T>::store (8-bit types: the values are already in range).
+template <typename T>
+static inline void store_as(T *o, typename Vec<T>::V v) {
+    typedef typename Traits<T>::Acc Acc;
+    if constexpr (__is_same(T, Acc)) {
+        store_vec<T>(o, v);
+    } else if constexpr (__is_same(T, bf16)) {
+        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
+        const U u = (U)v;
+        const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;   // nearest even
+        const U quiet_nan = (u >> 16) | 0x40u;
+        isa_store_u16(o, (IsaI32)((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded));
+    } else if constexpr (__is_same(T, _Float16)) {
+        if constexpr (kHaveF16) {
+            isa_store_f16(o, (IsaF32)v);
+        } else {
+            for (int64_t i = 0; i < Vec<T>::lanes; ++i) o[i] = Traits<T>::store(v[i]);
+        }
+    } else {
+        isa_store_8bit(o, (IsaI32)v);
+    }
+}
+
+// buf[x] = widened p[x] for x < n, whole vectors then the tail.
+template <typename T>
+static inline void widen_span(typename Traits<T>::Acc *__restrict buf, const T *__restrict p, int64_t n) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    int64_t x = 0;
+    for (; x + VL <= n; x += VL) store_vec<T>(buf + x, load_vec<T>(p + x));
+    for (; x < n; ++x) buf[x] = Traits<T>::load(p[x]);
+}
+
 template <typename V>
 static inline V vmax_nan(V acc, V v) {
     const V m = v > acc ? v : acc;   // maxps: keeps acc on ties and when either is NaN

@@ -8,34 +8,30 @@
 constexpr int kBlockVecs = 4;
 constexpr int64_t kStreamRowBytes = 2048;   // channel rows this long stream tap by tap
 
-// Rounds a vector of f32 to bf16 like Traits<bf16>::store (nearest even,
-// NaN kept quiet) and stores it.
-template <typename V>
-static inline void store_bf16_vec(bf16 *o, V v) {
-    static_assert(sizeof(V) == kVecBytes, "one f32 vector");
-    typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-    typedef uint16_t H __attribute__((vector_size(kVecBytes / 2)));
-    const U u = (U)v;
-    const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const U quiet_nan = (u >> 16) | 0x40u;
-    const U r = (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
-    const H h = __builtin_convertvector(r, H);
-    __builtin_memcpy(o, &h, sizeof h);
-}
-
-// Writes `m` finished accumulators of one output point.
+// Writes `m` finished accumulators of one output point (whole vectors, then
+// the tail element by element: both round the same way).
 template <typename T, int K>
 static inline void block_store(const typename Traits<T>::Acc *acc, int64_t m, T *__restrict o, int64_t nvalid,
                                typename AvgOut<T, K>::Div div, const ExecCtx *c) {
+    typedef typename Vec<T>::V V;
+    typedef typename Vec<T>::VU VU;
+    constexpr int64_t VL = Vec<T>::lanes;
+    const QParams q(c);
+    int64_t i = 0;
     if constexpr (K == kMax) {
         if (nvalid == 0) {
-            for (int64_t i = 0; i < m; ++i) o[i] = Traits<T>::lowest();
-        } else {
-            for (int64_t i = 0; i < m; ++i) o[i] = Traits<T>::store(acc[i]);
+            for (; i < m; ++i) o[i] = Traits<T>::lowest();
+            return;
         }
+        for (; i + VL <= m; i += VL) store_as<T>(o + i, (V) * (const VU *)(acc + i));
+        for (; i < m; ++i) o[i] = Traits<T>::store(acc[i]);
     } else {
-        const QParams q(c);
-        for (int64_t i = 0; i < m; ++i) o[i] = AvgOut<T, K>::make(acc[i], div, (int32_t)nvalid, q);
+        for (; i + VL <= m; i += VL) {
+            const V v = *(const VU *)(acc + i);
+            if constexpr (K == kQAvg) store_qavg_vec<T>(o + i, v, (int32_t)nvalid, div, q);
+            else store_as<T>(o + i, v / div);
+        }
+        for (; i < m; ++i) o[i] = AvgOut<T, K>::make(acc[i], div, (int32_t)nvalid, q);
     }
 }
 
@@ -62,30 +58,13 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
                 }
             }
         }
-        if constexpr (__is_same(T, Acc) && K != kQAvg) {
-            // Storage type = accumulator type: finish in registers.
-            if (K == kMax && nvalid == 0) {
-                for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
-                return;
+        if (!(K == kMax && nvalid == 0)) {   // finish in registers
+            const QParams q(c);
+            for (int j = 0; j < kBlockVecs; ++j) {
+                if constexpr (K == kQAvg) store_qavg_vec<T>(o + j * VL, acc[j], (int32_t)nvalid, div, q);
+                else store_as<T>(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
             }
-            for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
             return;
-        }
-        if constexpr (K == kQAvg) {
-            for (int j = 0; j < kBlockVecs; ++j) store_qavg_vec<T>(o + j * VL, acc[j], (int32_t)nvalid, div, QParams(c));
-            return;
-        }
-        if constexpr (__is_same(T, bf16)) {
-            if (!(K == kMax && nvalid == 0)) {
-                for (int j = 0; j < kBlockVecs; ++j) store_bf16_vec(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
-                return;
-            }
-        }
-        if constexpr (__is_same(T, _Float16) && kHaveF16) {
-            if (!(K == kMax && nvalid == 0)) {
-                for (int j = 0; j < kBlockVecs; ++j) isa_store_f16(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
-                return;
-            }
         }
         for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(res + j * VL, acc[j]);
         block_store<T, K>(res, VB, o, nvalid, div, c);
@@ -176,10 +155,16 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
                         const T *__restrict q = p;
                         if (first) {
-                            for (int64_t x = 0; x < C; ++x) acc[x] = Traits<T>::load(q[x]);
+                            widen_span<T>(acc, q, C);
                         } else {
-#pragma GCC ivdep
-                            for (int64_t x = 0; x < C; ++x) acc[x] = combine<Acc, K>(acc[x], Traits<T>::load(q[x]));
+                            typedef typename Vec<T>::V V;
+                            constexpr int64_t VL = Vec<T>::lanes;
+                            int64_t x = 0;
+                            for (; x + VL <= C; x += VL) {
+                                const V a = *(const typename Vec<T>::VU *)(acc + x), v = load_vec<T>(q + x);
+                                store_vec<T>(acc + x, K == kMax ? vmax_nan(a, v) : a + v);
+                            }
+                            for (; x < C; ++x) acc[x] = combine<Acc, K>(acc[x], Traits<T>::load(q[x]));
                         }
                         first = false;
                     }

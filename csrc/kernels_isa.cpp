@@ -12,7 +12,7 @@ namespace dnnpool {
 // Each ISA provides kVecBytes and the widening loads GCC does not derive
 // from generic vector code: 8-bit -> i32, bf16 and f16 -> f32 (kHaveF16 when the
 // ISA converts f16 in hardware; otherwise kernels.hpp widens element-wise),
-// and the narrowing store of clamped i32 lanes to 8 bits.
+// and the narrowing stores of i32 lanes already in range to 8 and 16 bits.
 namespace baseline {
 constexpr int64_t kVecBytes = 16;
 constexpr bool kHaveF16 = false;
@@ -46,7 +46,17 @@ static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
     const int32_t b = _mm_cvtsi128_si32(_mm_packs_epi16(w, w));
     __builtin_memcpy(p, &b, 4);
 }
+// Low halves of 32-bit lanes holding values below 2^16 (SSE2 has only the
+// signed pack: sign-extend the low half first so it packs exactly).
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    const __m128i x = _mm_srai_epi32(_mm_slli_epi32((__m128i)v, 16), 16);
+    _mm_storel_epi64((__m128i *)p, _mm_packs_epi32(x, x));
+}
 #else
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    const uint16_t h[4] = {(uint16_t)v[0], (uint16_t)v[1], (uint16_t)v[2], (uint16_t)v[3]};
+    __builtin_memcpy(p, h, sizeof h);
+}
 template <typename Q>
 static inline void isa_store_8bit(Q *p, IsaI32 v) {
     for (int i = 0; i < 4; ++i) p[i] = (Q)v[i];
@@ -77,7 +87,12 @@ static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32)_mm256_cvtep
 static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
 static inline IsaF32 isa_load_f16(const void *p) { return (IsaF32)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 static inline IsaF32 isa_load_bf16(const void *p) {
-    return (IsaF32)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+    // Both 128-bit halves hold the 8 values; one byte shuffle moves each into
+    // the high half of its f32 lane (two cheap uops instead of widen + shift).
+    const __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+    const __m256i to_high = _mm256_setr_epi8(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,
+                                             -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+    return (IsaF32)_mm256_shuffle_epi8(x, to_high);
 }
 static inline void isa_store_f16(void *p, IsaF32 v) {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -92,6 +107,9 @@ static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
 static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
     const __m128i w = isa_pack_i16(v);
     _mm_storel_epi64((__m128i *)p, _mm_packs_epi16(w, w));
+}
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm_packus_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1)));
 }
 #include "kernels.hpp"
 }
@@ -127,6 +145,9 @@ static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
 }
 static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
     _mm_storeu_si128((__m128i *)p, _mm512_maskz_cvtsepi32_epi8(kAll, (__m512i)v));
+}
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtepi32_epi16(kAll, (__m512i)v));
 }
 #include "kernels.hpp"
 }

@@ -93,7 +93,7 @@ struct SepPass {
 #pragma GCC ivdep
                 for (int64_t x = 0; x < n; ++x) buf[x] = combine<Acc, K>(buf[x], Traits<T>::load(p[x]));
             } else {
-                for (int64_t x = 0; x < n; ++x) buf[x] = Traits<T>::load(p[x]);
+                widen_span<T>(buf, p, n);
             }
         } else {
             for (int64_t q = 0; q < j1 - j0; ++q)
@@ -256,7 +256,9 @@ struct SepPass {
                 for (int64_t ow = 0; ow < OW; ++ow)
                     for (int64_t l = 0; l < L; ++l) out[ow * ows + l * ls] = Traits<T>::lowest();
             } else if (!Lanes && ows == 1 && all_w) {
-                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = Traits<T>::store(V[ow]);
+                block_store<T, K>(V, OW, out, 1, 1, c);
+            } else if (Lanes && ls == 1) {
+                for (int64_t ow = 0; ow < OW; ++ow) block_store<T, K>(V + ow * L, L, out + ow * ows, wcnt[ow], 1, c);
             } else if (!Lanes && ows == 1) {
                 for (int64_t ow = 0; ow < OW; ++ow)
                     out[ow] = wcnt[ow] ? Traits<T>::store(V[ow]) : Traits<T>::lowest();
@@ -277,7 +279,18 @@ struct SepPass {
             const QParams q(c);
             const int32_t vc = (int32_t)vcnt;
             if (!Lanes && ows == 1 && V) {
-                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
+                int64_t ow = 0;
+                if constexpr (K == kAvg) {   // per-column divisors, in lanes
+                    typedef typename Vec<T>::V Vv;
+                    typedef typename Vec<T>::VU VU;
+                    constexpr int64_t VL = Vec<T>::lanes;
+                    for (; ow + VL <= OW; ow += VL)
+                        store_as<T>(out + ow, (Vv) * (const VU *)(V + ow) / (dh * (Vv) * (const VU *)(wdiv + ow)));
+                }
+                for (; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
+            } else if (Lanes && ls == 1 && V) {
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    block_store<T, K>(V + ow * L, L, out + ow * ows, vc * wcnt[ow], dh * wdiv[ow], c);
             } else if (!Lanes && ows == 1) {
                 for (int64_t ow = 0; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make((Acc)0, dh * wdiv[ow], 0, q);
             } else {
