@@ -73,6 +73,7 @@ struct SepPass {
             wdiv[ow] = (Div)AW.div[ow];
             wcnt[ow] = (int32_t)(AW.kend[ow] - AW.kbeg[ow]);
         }
+        for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
     }
 
     // Valid positions [j0, j1) of a padded row (w = j - pb).
@@ -92,6 +93,8 @@ struct SepPass {
             if constexpr (Into) {
 #pragma GCC ivdep
                 for (int64_t x = 0; x < n; ++x) buf[x] = combine<Acc, K>(buf[x], Traits<T>::load(p[x]));
+            } else if constexpr (__is_same(T, Acc)) {   // GCC's own copy loop is faster on short rows
+                for (int64_t x = 0; x < n; ++x) buf[x] = p[x];
             } else {
                 widen_span<T>(buf, p, n);
             }
@@ -280,12 +283,19 @@ struct SepPass {
             const int32_t vc = (int32_t)vcnt;
             if (!Lanes && ows == 1 && V) {
                 int64_t ow = 0;
-                if constexpr (K == kAvg) {   // per-column divisors, in lanes
+                if constexpr (K == kAvg && !__is_same(T, Acc)) {   // 16-bit: per-column divisors in lanes (GCC vectorises f32/f64 itself)
                     typedef typename Vec<T>::V Vv;
                     typedef typename Vec<T>::VU VU;
                     constexpr int64_t VL = Vec<T>::lanes;
                     for (; ow + VL <= OW; ow += VL)
                         store_as<T>(out + ow, (Vv) * (const VU *)(V + ow) / (dh * (Vv) * (const VU *)(wdiv + ow)));
+                    if (ow < OW) {
+                        // The tail in one vector too: V rows and wdiv have slack
+                        // past OW (lanes past it are computed, then dropped).
+                        T part[VL];
+                        store_as<T>(part, (Vv) * (const VU *)(V + ow) / (dh * (Vv) * (const VU *)(wdiv + ow)));
+                        for (int64_t i = 0; ow < OW; ++i, ++ow) out[ow] = part[i];
+                    }
                 }
                 for (; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
             } else if (Lanes && ls == 1 && V) {

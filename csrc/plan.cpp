@@ -229,7 +229,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     // Values-only direct passes pool (d, h) first, straight into the padded row.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
                          : !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
-    const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes;
+    const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes + 64;   // + slack for a vector read past OW
     size_t at = 0;
     g.xp = at; at = align64(at + xp_n * as);
     g.xpi = at; at = align64(at + xp_n * ix);
@@ -250,7 +250,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         g.fbuf[b] = at; at = align64(at + f_n * as);
         g.fbufi[b] = at; at = align64(at + f_n * ix);
     }
-    g.wdiv = at; at = align64(at + AW.out * 8);
+    g.wdiv = at; at = align64(at + AW.out * 8 + 64);   // + slack for a vector past OW
     g.wcnt = at; at = align64(at + AW.out * 8);
     g.total = at;
     return g;
