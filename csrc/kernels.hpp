@@ -7,7 +7,8 @@
 // Three kernels (chosen by plan.cpp):
 //   kernels_block.hpp  channel-block: NXC, window taps accumulated in registers
 //   kernels_sep.hpp    separable: W pass per input row, then H and D passes;
-//                      large stride-1 windows by doubling (cost O(log k))
+//                      large stride-1 windows by van Herk blocks (O(1)),
+//                      two fused passes (O(sqrt k) loads) or doubling (O(log k))
 //   kernels_global.hpp global planes: one contiguous reduction per (n, c)
 //
 // Types: T is the storage type, Acc the accumulator (f32 for f32/f16/bf16,

@@ -3,9 +3,11 @@
 // the rows attaining it, so a window reduces axis by axis:
 //   * W pass on padded rows (padding = identity, index -1): tap by tap in one
 //     fused pass (stride phases split first so every tap is a unit-stride
-//     stream) or, for stride 1 without dilation and a large window, by
-//     doubling (O(log k) passes);
-//   * D/H pass over rows: tap by tap fused, or by doubling along H;
+//     stream) or, for stride 1 without dilation and a large window, in two
+//     fused passes (windows of a taps, then k/a of them) or by doubling
+//     (O(log k) passes), whichever plan.hpp's cost model prefers;
+//   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
+//     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
 // With indices the W pass comes first (row-major first maximum); for values
 // the D/H taps are pooled first, straight from src, so W runs on output rows
