@@ -37,6 +37,15 @@ template <> struct Traits<_Float16> {
     static inline _Float16 lowest() { return (_Float16)-65504.0f; }
     static inline Acc max_init() { return -__builtin_inff(); }
 };
+// bf16 bits of f32 bits u (a scalar or a vector of lanes): nearest, ties to
+// even; NaN stays NaN, made quiet.
+template <typename U>
+static inline U bf16_bits(U u) {
+    const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const U quiet_nan = (u >> 16) | 0x40u;
+    return (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+}
+
 template <> struct Traits<bf16> {
     typedef float Acc;
     static inline Acc load(bf16 v) {
@@ -48,11 +57,8 @@ template <> struct Traits<bf16> {
     static inline bf16 store(Acc f) {
         uint32_t u;
         __builtin_memcpy(&u, &f, 4);
-        // NaN stays NaN (made quiet); otherwise round to nearest, ties to even.
-        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        uint32_t quiet_nan = (u >> 16) | 0x40u;
         bf16 r;
-        r.bits = (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u) ? quiet_nan : rounded);
+        r.bits = (uint16_t)bf16_bits(u);
         return r;
     }
     static inline bf16 lowest() { bf16 r; r.bits = 0xff7f; return r; }
@@ -281,33 +287,6 @@ static void window_reduce(Acc *B, int64_t *Bi, int64_t npos, int64_t unit, int64
         window_doubling<Acc, K, I>(B, Bi, npos, unit, k, out, outi, nout);
 }
 
-template <typename T, int K, bool I, typename S>
-static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
-                        const int64_t *__restrict Xi, const int64_t *off, int64_t nt, int64_t n);
-
-// Values only: window reduction of k consecutive positions of B (`unit`
-// values each) in two fused passes (factor_choice in plan.hpp): tmp[p] =
-// windows of a taps, then out[o] = tmp[o], tmp[o + a], ... and, for sums,
-// the k mod a leftover taps of B (maxima overlap the last window instead).
-// tmp holds nout + k - a positions; toff has room for k offsets.
-template <typename T, int K>
-static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int64_t k, int64_t a,
-                            typename Traits<T>::Acc *tmp, typename Traits<T>::Acc *out, int64_t nout,
-                            int64_t *toff) {
-    for (int64_t j = 0; j < a; ++j) toff[j] = j * unit;
-    taps_reduce<T, K, false>(tmp, nullptr, B, nullptr, toff, a, (nout + k - a) * unit);
-    int64_t nt = 0;
-    for (int64_t at = 0; at + a <= k; at += a) toff[nt++] = at * unit;
-    if (K == kMax) {
-        if (k % a) toff[nt++] = (k - a) * unit;
-    } else {
-        // Leftover taps read B: offsets from tmp (both live in one scratch block).
-        const int64_t from_tmp = B - tmp;
-        for (int64_t at = k - k % a; at < k; ++at) toff[nt++] = from_tmp + at * unit;
-    }
-    taps_reduce<T, K, false>(out, nullptr, tmp, nullptr, toff, nt, nout * unit);
-}
-
 template <typename T>
 struct Vec {
     typedef typename Traits<T>::Acc Acc;
@@ -354,10 +333,7 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
         store_vec<T>(o, v);
     } else if constexpr (__is_same(T, bf16)) {
         typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        const U u = (U)v;
-        const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;   // nearest even
-        const U quiet_nan = (u >> 16) | 0x40u;
-        isa_store_u16(o, (IsaI32)((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded));
+        isa_store_u16(o, (IsaI32)bf16_bits((U)v));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
             isa_store_f16(o, (IsaF32)v);
@@ -369,11 +345,16 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
     }
 }
 
-// buf[x] = widened p[x] for x < n, whole vectors then the tail.
+// buf[x] = widened p[x] for x < n, whole vectors then the tail (f32/f64:
+// GCC's own copy loop, faster on short rows).
 template <typename T>
 static inline void widen_span(typename Traits<T>::Acc *__restrict buf, const T *__restrict p, int64_t n) {
     constexpr int64_t VL = Vec<T>::lanes;
     int64_t x = 0;
+    if constexpr (__is_same(T, typename Traits<T>::Acc)) {
+        for (; x < n; ++x) buf[x] = p[x];
+        return;
+    }
     for (; x + VL <= n; x += VL) store_vec<T>(buf + x, load_vec<T>(p + x));
     for (; x < n; ++x) buf[x] = Traits<T>::load(p[x]);
 }
@@ -473,6 +454,29 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
         for (int64_t i = 0; i < m; ++i) Y[x + i] = acc[i];
         if constexpr (I) for (int64_t i = 0; i < m; ++i) Yi[x + i] = ai[i];
     }
+}
+
+// Values only: window reduction of k consecutive positions of B (`unit`
+// values each) in two fused passes (factor_choice in plan.hpp): tmp[p] =
+// windows of a taps, then out[o] = tmp[o], tmp[o + a], ... and, for sums,
+// the k mod a leftover taps of B (maxima overlap the last window instead).
+// tmp holds nout + k - a positions; toff has room for k offsets.
+template <typename T, int K>
+static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int64_t k, int64_t a,
+                            typename Traits<T>::Acc *tmp, typename Traits<T>::Acc *out, int64_t nout,
+                            int64_t *toff) {
+    for (int64_t j = 0; j < a; ++j) toff[j] = j * unit;
+    taps_reduce<T, K, false>(tmp, nullptr, B, nullptr, toff, a, (nout + k - a) * unit);
+    int64_t nt = 0;
+    for (int64_t at = 0; at + a <= k; at += a) toff[nt++] = at * unit;
+    if (K == kMax) {
+        if (k % a) toff[nt++] = (k - a) * unit;
+    } else {
+        // Leftover taps read B: offsets from tmp (both live in one scratch block).
+        const int64_t from_tmp = B - tmp;
+        for (int64_t at = k - k % a; at < k; ++at) toff[nt++] = from_tmp + at * unit;
+    }
+    taps_reduce<T, K, false>(out, nullptr, tmp, nullptr, toff, nt, nout * unit);
 }
 
 #include "kernels_block.hpp"

@@ -8,30 +8,30 @@
 constexpr int kBlockVecs = 4;
 constexpr int64_t kStreamRowBytes = 2048;   // channel rows this long stream tap by tap
 
+// Finishes one vector of accumulators of an output point into o.
+template <typename T, int K>
+static inline void finish_vec(T *o, typename Vec<T>::V v, int32_t nvalid, typename AvgOut<T, K>::Div div,
+                              QParams q) {
+    if constexpr (K == kQAvg) store_qavg_vec<T>(o, v, nvalid, div, q);
+    else store_as<T>(o, K == kMax ? v : v / div);
+}
+
 // Writes `m` finished accumulators of one output point (whole vectors, then
 // the tail element by element: both round the same way).
 template <typename T, int K>
 static inline void block_store(const typename Traits<T>::Acc *acc, int64_t m, T *__restrict o, int64_t nvalid,
                                typename AvgOut<T, K>::Div div, const ExecCtx *c) {
-    typedef typename Vec<T>::V V;
-    typedef typename Vec<T>::VU VU;
     constexpr int64_t VL = Vec<T>::lanes;
-    const QParams q(c);
     int64_t i = 0;
-    if constexpr (K == kMax) {
-        if (nvalid == 0) {
-            for (; i < m; ++i) o[i] = Traits<T>::lowest();
-            return;
-        }
-        for (; i + VL <= m; i += VL) store_as<T>(o + i, (V) * (const VU *)(acc + i));
-        for (; i < m; ++i) o[i] = Traits<T>::store(acc[i]);
-    } else {
-        for (; i + VL <= m; i += VL) {
-            const V v = *(const VU *)(acc + i);
-            if constexpr (K == kQAvg) store_qavg_vec<T>(o + i, v, (int32_t)nvalid, div, q);
-            else store_as<T>(o + i, v / div);
-        }
-        for (; i < m; ++i) o[i] = AvgOut<T, K>::make(acc[i], div, (int32_t)nvalid, q);
+    if (K == kMax && nvalid == 0) {   // no input element: the lowest value
+        for (; i < m; ++i) o[i] = Traits<T>::lowest();
+        return;
+    }
+    const QParams q(c);
+    for (; i + VL <= m; i += VL) finish_vec<T, K>(o + i, *(const typename Vec<T>::VU *)(acc + i), (int32_t)nvalid, div, q);
+    for (; i < m; ++i) {
+        if constexpr (K == kMax) o[i] = Traits<T>::store(acc[i]);
+        else o[i] = AvgOut<T, K>::make(acc[i], div, (int32_t)nvalid, q);
     }
 }
 
@@ -45,7 +45,6 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     constexpr int64_t VB = kBlockVecs * VL;
-    Acc res[VB];
     if constexpr (Full) {
         V acc[kBlockVecs];
         for (int j = 0; j < kBlockVecs; ++j) acc[j] = (V){} + identity<T, K>();
@@ -58,17 +57,14 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
                 }
             }
         }
-        if (!(K == kMax && nvalid == 0)) {   // finish in registers
-            const QParams q(c);
-            for (int j = 0; j < kBlockVecs; ++j) {
-                if constexpr (K == kQAvg) store_qavg_vec<T>(o + j * VL, acc[j], (int32_t)nvalid, div, q);
-                else store_as<T>(o + j * VL, K == kMax ? acc[j] : acc[j] / div);
-            }
+        if (K == kMax && nvalid == 0) {
+            for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
             return;
         }
-        for (int j = 0; j < kBlockVecs; ++j) store_vec<T>(res + j * VL, acc[j]);
-        block_store<T, K>(res, VB, o, nvalid, div, c);
+        const QParams q(c);   // finish in registers
+        for (int j = 0; j < kBlockVecs; ++j) finish_vec<T, K>(o + j * VL, acc[j], (int32_t)nvalid, div, q);
     } else {
+        Acc res[VB];
         for (int64_t i = 0; i < m; ++i) res[i] = identity<T, K>();
         for (int64_t r = 0; r < nrows; ++r) {
             const T *p = p0 + roff[r];

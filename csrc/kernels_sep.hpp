@@ -90,16 +90,8 @@ struct SepPass {
     __attribute__((always_inline)) void load_row(const T *row, int64_t ibase, Acc *__restrict buf, int64_t *__restrict bufi, int64_t j0, int64_t j1) {
         const int64_t sw = c->ss[4], pb = AW.pb;
         const T *__restrict p = row + (j0 - pb) * sw;
-        if (dense_rows()) {
-            const int64_t n = (j1 - j0) * L;
-            if constexpr (Into) {
-#pragma GCC ivdep
-                for (int64_t x = 0; x < n; ++x) buf[x] = combine<Acc, K>(buf[x], Traits<T>::load(p[x]));
-            } else if constexpr (__is_same(T, Acc)) {   // GCC's own copy loop is faster on short rows
-                for (int64_t x = 0; x < n; ++x) buf[x] = p[x];
-            } else {
-                widen_span<T>(buf, p, n);
-            }
+        if (!Into && dense_rows()) {
+            widen_span<T>(buf, p, (j1 - j0) * L);
         } else {
             for (int64_t q = 0; q < j1 - j0; ++q)
                 for (int64_t l = 0; l < L; ++l) {
@@ -346,29 +338,40 @@ struct SepPass {
     }
 
     // Values with C lanes: the (d, h) taps of the chunk's output rows straight
-    // from src into stacked padded rows, column strip by column strip, so the
-    // src rows a strip reads stay in L1 across the chunk; then W per row.
+    // from src into stacked padded rows, then W per row.  Dense rows go column
+    // strip by column strip, so the src rows of a strip stay in L1 across the
+    // chunk; strided rows go row by row.
     void chunk_strips(int64_t n, int64_t od, int64_t oh0, int64_t oh1) {
         const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
         const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
-        const int64_t len = (j1 - j0) * L;
-        const T *base = (const T *)c->src + n * c->ss[0] + id0 * c->ss[2] + (j0 - AW.pb) * c->ss[4];
-        const Acc id = identity<T, K>();
+        const T *src_od = (const T *)c->src + n * c->ss[0] + id0 * c->ss[2];
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
             const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
             for (int64_t t = 0, nt = 0; t < planes; ++t)
                 for (int64_t kh = 0; kh < nkh; ++kh)
                     voff[r * tmax + nt++] = t * AD.d * c->ss[2] + (ih0 + kh * AH.d) * c->ss[3];
-            fill_pad<T>(hb + r * xl, id, j0 * L);   // spills are overwritten later
-            fill_pad<T>(hb + r * xl + j1 * L, id, (g.xlen - j1) * L);
         }
-        for (int64_t x = 0; x < len; x += kStripValues) {
-            const int64_t m = len - x < kStripValues ? len - x : kStripValues;
+        if (dense_rows()) {
+            const Acc id = identity<T, K>();
+            for (int64_t r = 0; r < oh1 - oh0; ++r) {
+                fill_pad<T>(hb + r * xl, id, j0 * L);   // spills are overwritten later
+                fill_pad<T>(hb + r * xl + j1 * L, id, (g.xlen - j1) * L);
+            }
+            const T *base = src_od + (j0 - AW.pb) * c->ss[4];
+            const int64_t len = (j1 - j0) * L;
+            for (int64_t x = 0; x < len; x += kStripValues) {
+                const int64_t m = len - x < kStripValues ? len - x : kStripValues;
+                for (int64_t oh = oh0; oh < oh1; ++oh) {
+                    const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
+                    if (nt) taps_reduce<T, K, false, T>(hb + r * xl + j0 * L + x, nullptr, base + x, nullptr, voff + r * tmax, nt, m);
+                }
+            }
+        } else {
             for (int64_t oh = oh0; oh < oh1; ++oh) {
                 const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
-                if (nt) taps_reduce<T, K, false, T>(hb + r * xl + j0 * L + x, nullptr, base + x, nullptr, voff + r * tmax, nt, m);
+                if (nt) rows_from_src(src_od, voff + r * tmax, nt, hb + r * xl);
             }
         }
         int64_t yw;
@@ -412,33 +415,14 @@ struct SepPass {
         }
     }
 
-    // Row path (lanes, or depth taps): one output row at a time.
+    // Indices, or a sliding vertical pass: the W pass of every input row the
+    // chunk needs (row-major first maximum), then D/H.
     void chunk_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         const int64_t ibase = n * c->is[0] + ch * c->is[1];
         const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
         int64_t yw;
-        if (!I && !g.v_dbl) {
-            int64_t built = -1;   // number of rows taps the offsets in voff were built for
-            for (int64_t oh = oh0; oh < oh1; ++oh) {
-                const int64_t kh0 = AH.kbeg[oh], kh1 = AH.kend[oh], vcnt = planes * (kh1 - kh0);
-                if (vcnt == 0) {
-                    emit(nullptr, nullptr, n, ch, od, oh, 0);
-                    continue;
-                }
-                const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
-                if (kh1 - kh0 != built) {   // offsets depend only on the tap counts
-                    built = kh1 - kh0;
-                    for (int64_t t = 0, nt = 0; t < planes; ++t)
-                        for (int64_t kh = 0; kh < built; ++kh) voff[nt++] = t * AD.d * c->ss[2] + kh * AH.d * c->ss[3];
-                }
-                rows_from_src(src_nc + id0 * c->ss[2] + ih0 * c->ss[3], voff, vcnt, xp);
-                horizontal(xp, xpi, 1, ph, phi, vr, vri, &yw);
-                emit(vr, vri, n, ch, od, oh, vcnt);
-            }
-            return;
-        }
         // W pass of every needed input row into hb, then D/H.
         int64_t ih_lo, ih_hi;
         if (g.v_dbl) {   // padded rows oh0 .. oh1 + k - 2, identity outside the input
@@ -492,7 +476,7 @@ struct SepPass {
             chunk_flat(n, ch, od, oh0, oh1);
         } else if (!Lanes && !I && !g.v_dbl) {
             chunk_stacked(n, ch, od, oh0, oh1);
-        } else if (g.strips && dense_rows()) {
+        } else if (g.strips) {
             chunk_strips(n, od, oh0, oh1);
         } else {
             chunk_rows(n, ch, od, oh0, oh1);

@@ -103,6 +103,23 @@ def test_cases_reach_several_kernel_variants():
     assert len(names) >= 3, names
 
 
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+def test_strided_nxc_rows_match_dense_rows(kind):
+    """NXC separable rows whose positions are not adjacent in memory go row by row
+    instead of column strips: the reference's values (maxima: bit for bit the
+    dense path's; sums may round a few ulps apart)."""
+    x = make_input(kind, (1, 64, 30, 200), "f32", 5)
+    view = np.moveaxis(x, 1, -1)[:, :, ::2, :]            # W stride 2*C: not dense rows
+    attrs = dict(kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4])
+    prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, "f32", data_format="NXC", **attrs))
+    assert prim.kernel_name.split(":")[1] == "separable_lanes+wslide"
+    got = prim.execute(view)
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got, prim.execute(np.ascontiguousarray(view)))
+    want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NXC"))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance("f32", view))
+
+
 def test_long_line_running_precision():
     """A long line of large, similar values: a sliding sum that drifted would show here."""
     x = (1e4 + np.random.default_rng(3).standard_normal((1, 2, 20000))).astype(np.float32)
