@@ -178,6 +178,8 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     SepLayout g{};
     g.lanes = lanes;
     g.wp = (AW.out - 1) * AW.s + (AW.k - 1) * AW.d + 1;
+    g.phase_len = (g.wp + AW.s - 1) / AW.s;
+    g.xlen = g.phase_len * AW.s;
     g.h_dbl = doubles(AW, is_max, lanes);
     g.h_fact = !with_idx && AW.s == 1 && AW.d == 1 ? factor_choice(AW.k, is_max, lanes) : 0;
     if (g.h_fact) g.h_dbl = 0;
@@ -188,8 +190,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.flat = lanes == 1 && AD.k == 1;
     if (g.flat) {
         // Four buffers of the chunk's padded rows, xlen positions each.
-        const int64_t xlen = (g.wp + AW.s - 1) / AW.s * AW.s;
-        const int64_t frows = kSepBudget / (4 * xlen * vsz);
+        const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
         g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
         if (g.chunk < 1) g.chunk = 1;
         if (g.chunk > AH.out) g.chunk = AH.out;
@@ -217,8 +218,6 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         }
     }
     const int64_t as = acc_size(p.desc.dtype), ix = with_idx ? 8 : 0;
-    g.phase_len = (g.wp + AW.s - 1) / AW.s;
-    g.xlen = g.phase_len * AW.s;
     g.strips = lanes > 1 && !with_idx && !g.v_dbl;
     if (g.strips) {   // as many stacked padded rows as the budget holds
         g.chunk = kSepBudget / (g.xlen * lanes * as);
@@ -226,7 +225,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.chunk < 1) g.chunk = 1;
     }
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
-    // Values-only direct passes pool (d, h) first, straight into the padded row.
+    // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
                          : !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
     const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes + 64;   // + slack for a vector read past OW
