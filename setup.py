@@ -1,19 +1,25 @@
 """Build of dnnpool's compiled core: one extension, dnnpool._core, from the
 Cython binding and the C++ kernels of csrc/.
 
-The kernels are compiled for several instruction sets inside one object
-(csrc/kernels_isa.cpp) and chosen at run time, so the default build targets
-plain x86-64 and never uses -march=native.
+The kernels are compiled once per instruction set (csrc/isa_*.cpp) and chosen
+at run time, so the default build targets plain x86-64 and never uses
+-march=native.  Those sources compile in parallel (pybind11's ParallelCompile;
+DNNPOOL_BUILD_JOBS sets the number of jobs, default one per CPU).
 """
 import os
 import sys
 
 import numpy as np
 from Cython.Build import cythonize
+from pybind11.setup_helpers import ParallelCompile
 from setuptools import find_packages, setup
 from setuptools.extension import Extension
 
-CSRC = ["csrc/desc.cpp", "csrc/plan.cpp", "csrc/kernels_isa.cpp"]
+CSRC = ["csrc/desc.cpp", "csrc/plan.cpp", "csrc/isa_baseline.cpp", "csrc/isa_avx2.cpp", "csrc/isa_avx512.cpp",
+        "csrc/isa_avx512_emulated.cpp"]
+# Every source is recompiled whenever setuptools rebuilds the extension (its
+# `depends` list covers the headers), as a serial build would.
+ParallelCompile("DNNPOOL_BUILD_JOBS", needs_recompile=lambda obj, src: True).install()
 
 compile_args = ["-std=c++17", "-O3", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 link_args = ["-fopenmp"]
@@ -26,7 +32,8 @@ extensions = [
         "dnnpool._core",
         sources=["dnnpool/_core.pyx", *CSRC],
         include_dirs=["csrc", np.get_include()],
-        depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/kernels.hpp",
+        depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/isa.hpp", "csrc/isa_avx2_ops.hpp",
+                 "csrc/kernels.hpp",
                  "csrc/kernels_block.hpp", "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp",
                  "dnnpool/_core.pxd", "dnnpool/capi.pxd", "dnnpool/_capi_table.pxi"],
         language="c++",

@@ -1,5 +1,5 @@
 // Pooling kernels, written once and compiled once per instruction set:
-// kernels_isa.cpp includes this file inside a namespace under a
+// each csrc/isa_*.cpp includes this file inside a namespace under a
 // `#pragma GCC target` (and defines kVecBytes, that ISA's vector width), so
 // every template below is instantiated for that ISA.  No standard header may
 // be included from here.
@@ -510,7 +510,7 @@ static RowFn pick_quantized(int kind, int variant, bool with_idx) {
     return 0;
 }
 
-static RowFn select(int dtype, int kind, int variant, bool with_idx) {
+RowFn select(int dtype, int kind, int variant, bool with_idx) {
     switch (dtype) {
     case DP_F32: return pick_kind<float>(kind, variant, with_idx);
     case DP_F64: return pick_kind<double>(kind, variant, with_idx);

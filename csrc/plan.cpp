@@ -8,7 +8,7 @@
 #include <new>
 
 #include "dnnpool.h"
-#include "plan.hpp"
+#include "isa.hpp"
 
 using namespace dnnpool;
 
@@ -40,8 +40,10 @@ int detect_isa() {
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         isa = kAvx512;
 #endif
-    // DNNPOOL_ISA caps the choice (for testing every variant on one machine).
+    // DNNPOOL_ISA caps the choice, or asks for the AVX-512 kernels emulated on
+    // AVX2 (for testing every variant on one machine).
     const char *cap = std::getenv("DNNPOOL_ISA");
+    if (cap && !std::strcmp(cap, "avx512-emulated")) return isa >= kAvx2 ? kAvx512Emulated : isa;
     if (cap) {
         int want = !std::strcmp(cap, "baseline") ? kBaseline : !std::strcmp(cap, "avx2") ? kAvx2 : kAvx512;
         if (want < isa) isa = want;
@@ -297,9 +299,20 @@ char *thread_scratch(size_t bytes) {
     return b.p;
 }
 
-const char *isa_name(int isa) { return isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline"; }
+const char *isa_name(int isa) {
+    return isa == kAvx512Emulated ? "avx512-emulated" : isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline";
+}
 
 }  // namespace
+
+RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
+#ifdef DNNPOOL_HAVE_X86_VARIANTS
+    if (isa == kAvx512Emulated) return avx512_emulated::select(dtype, kind, variant, with_idx);
+    if (isa == kAvx512) return avx512::select(dtype, kind, variant, with_idx);
+    if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx);
+#endif
+    return baseline::select(dtype, kind, variant, with_idx);
+}
 
 extern "C" {
 

@@ -74,7 +74,7 @@ typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch)
 enum Variant {
     kChannelBlock = 0, kSepPlane = 1, kSepLanes = 2, kGlobalPlane = 3, kVariants = 4
 };
-enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
+enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Emulated = 3 };
 
 // Selected at planning; null when the combination does not exist.
 RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx);

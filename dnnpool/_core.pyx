@@ -247,7 +247,8 @@ cdef class Pooling:
 
 
 def isa():
-    """Instruction set the kernels use on this CPU: 'avx512', 'avx2' or 'baseline'."""
+    """Instruction set the kernels use on this CPU: 'avx512', 'avx2' or 'baseline'
+    ('avx512-emulated' when DNNPOOL_ISA asks for the AVX-512 kernels on AVX2)."""
     return dp_isa().decode()
 
 

@@ -1,0 +1,33 @@
+// AVX2's widening loads and narrowing stores of 8 lanes of 32 bits, included
+// inside a namespace compiled with the avx2 target: by isa_avx2.cpp, and by
+// isa_avx512_emulated.cpp once per half of its 16-lane vectors.
+typedef int32_t IsaI32 __attribute__((vector_size(32)));
+typedef float IsaF32 __attribute__((vector_size(32)));
+static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+static inline IsaF32 isa_load_f16(const void *p) { return (IsaF32)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+static inline IsaF32 isa_load_bf16(const void *p) {
+    // Both 128-bit halves hold the 8 values; one byte shuffle moves each into
+    // the high half of its f32 lane (two cheap uops instead of widen + shift).
+    const __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+    const __m256i to_high = _mm256_setr_epi8(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,
+                                             -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+    return (IsaF32)_mm256_shuffle_epi8(x, to_high);
+}
+static inline void isa_store_f16(void *p, IsaF32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+static inline __m128i isa_pack_i16(IsaI32 v) {
+    return _mm_packs_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1));
+}
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    const __m128i w = isa_pack_i16(v);
+    _mm_storel_epi64((__m128i *)p, _mm_packus_epi16(w, w));
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    const __m128i w = isa_pack_i16(v);
+    _mm_storel_epi64((__m128i *)p, _mm_packs_epi16(w, w));
+}
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm_packus_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1)));
+}

@@ -1,0 +1,42 @@
+// Kernels for AVX-512 (F, BW, VL, DQ): 64-byte vectors.
+#include "isa.hpp"
+
+#ifdef DNNPOOL_HAVE_X86_VARIANTS
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")
+namespace dnnpool {
+namespace avx512 {
+constexpr int64_t kVecBytes = 64;
+constexpr bool kHaveF16 = true;
+typedef int32_t IsaI32 __attribute__((vector_size(64)));
+typedef float IsaF32 __attribute__((vector_size(64)));
+// (maskz forms: the plain ones start from an undefined vector, which GCC 12
+// reports as -Wmaybe-uninitialized)
+constexpr __mmask16 kAll = (__mmask16)0xffff;
+static inline IsaI32 isa_load_u8(const uint8_t *p) {
+    return (IsaI32)_mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128((const __m128i *)p));
+}
+static inline IsaI32 isa_load_s8(const int8_t *p) {
+    return (IsaI32)_mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128((const __m128i *)p));
+}
+static inline IsaF32 isa_load_f16(const void *p) {
+    return (IsaF32)_mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256((const __m256i *)p));
+}
+static inline IsaF32 isa_load_bf16(const void *p) {
+    return (IsaF32)_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256((const __m256i *)p)), 16);
+}
+static inline void isa_store_f16(void *p, IsaF32 v) {
+    _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtps_ph(kAll, (__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm512_maskz_cvtusepi32_epi8(kAll, (__m512i)v));
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    _mm_storeu_si128((__m128i *)p, _mm512_maskz_cvtsepi32_epi8(kAll, (__m512i)v));
+}
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtepi32_epi16(kAll, (__m512i)v));
+}
+#include "kernels.hpp"
+}  // namespace avx512
+}  // namespace dnnpool
+#endif

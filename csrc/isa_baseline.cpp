@@ -1,0 +1,71 @@
+// Kernels for any x86-64 (SSE2 is part of it) and for other architectures:
+// 16-byte vectors.  Each ISA provides kVecBytes and the widening loads GCC
+// does not derive from generic vector code: 8-bit -> i32, bf16 and f16 -> f32
+// (kHaveF16 when the ISA converts f16 in hardware; otherwise kernels.hpp
+// widens element-wise), and the narrowing stores of i32 lanes already in
+// range to 8 and 16 bits.
+#include "isa.hpp"
+
+namespace dnnpool {
+namespace baseline {
+constexpr int64_t kVecBytes = 16;
+constexpr bool kHaveF16 = false;
+typedef int32_t IsaI32 __attribute__((vector_size(16)));
+typedef float IsaF32 __attribute__((vector_size(16)));
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline IsaI32 isa_load_u8(const uint8_t *p) {
+    int32_t w;
+    __builtin_memcpy(&w, p, 4);
+    const __m128i z = _mm_setzero_si128();
+    return (IsaI32)_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z);
+}
+static inline IsaI32 isa_load_s8(const int8_t *p) {
+    int32_t w;
+    __builtin_memcpy(&w, p, 4);
+    __m128i x = _mm_cvtsi32_si128(w);
+    x = _mm_unpacklo_epi8(x, x);
+    return (IsaI32)_mm_srai_epi32(_mm_unpacklo_epi16(x, x), 24);
+}
+static inline IsaF32 isa_load_bf16(const void *p) {
+    return (IsaF32)_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)p));
+}
+// Narrowing stores of i32 lanes already inside the 8-bit type's range.
+static inline void isa_store_8bit(uint8_t *p, IsaI32 v) {
+    const __m128i w = _mm_packs_epi32((__m128i)v, (__m128i)v);
+    const int32_t b = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
+    __builtin_memcpy(p, &b, 4);
+}
+static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
+    const __m128i w = _mm_packs_epi32((__m128i)v, (__m128i)v);
+    const int32_t b = _mm_cvtsi128_si32(_mm_packs_epi16(w, w));
+    __builtin_memcpy(p, &b, 4);
+}
+// Low halves of 32-bit lanes holding values below 2^16 (SSE2 has only the
+// signed pack: sign-extend the low half first so it packs exactly).
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    const __m128i x = _mm_srai_epi32(_mm_slli_epi32((__m128i)v, 16), 16);
+    _mm_storel_epi64((__m128i *)p, _mm_packs_epi32(x, x));
+}
+#else
+static inline void isa_store_u16(void *p, IsaI32 v) {
+    const uint16_t h[4] = {(uint16_t)v[0], (uint16_t)v[1], (uint16_t)v[2], (uint16_t)v[3]};
+    __builtin_memcpy(p, h, sizeof h);
+}
+template <typename Q>
+static inline void isa_store_8bit(Q *p, IsaI32 v) {
+    for (int i = 0; i < 4; ++i) p[i] = (Q)v[i];
+}
+static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
+static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
+static inline IsaF32 isa_load_bf16(const void *p) {
+    uint16_t h[4];
+    __builtin_memcpy(h, p, 8);
+    typedef uint32_t U __attribute__((vector_size(16)));
+    return (IsaF32)((U){h[0], h[1], h[2], h[3]} << 16);
+}
+#endif
+static inline IsaF32 isa_load_f16(const void *) { return (IsaF32){}; }
+static inline void isa_store_f16(void *, IsaF32) {}
+#include "kernels.hpp"
+}  // namespace baseline
+}  // namespace dnnpool
