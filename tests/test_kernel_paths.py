@@ -45,6 +45,9 @@ CASES = [
     ("dilated max d3", "MaxPool", (1, 6, 21, 20), dict(kernel=[3, 3], dilations=[3, 2], pads_begin=[2, 2], pads_end=[2, 2])),
     ("wide channels (long rows)", "AvgPool", (1, 600, 6, 7), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
     ("wide channels max", "MaxPool", (1, 1030, 5, 5), dict(kernel=[2, 2])),
+    ("wide channels global avg (NXC taps streamed in groups)", "AvgPool", (2, 1030, 7, 7), dict(kernel=[7, 7])),
+    ("wide channels disjoint 3d k3 s3 max, padded (NXC taps streamed)", "MaxPool", (1, 1030, 6, 7, 6),
+     dict(kernel=[3, 3, 3], strides=[3, 3, 3], pads_begin=[0, 1, 0], pads_end=[0, 1, 0])),
 ]
 LAYOUTS = ("NCX", "NXC")
 DTYPES = ("f32", "f64", "f16", "bf16")
