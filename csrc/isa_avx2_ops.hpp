@@ -3,6 +3,9 @@
 // isa_avx512_emulated.cpp once per half of its 16-lane vectors.
 typedef int32_t IsaI32 __attribute__((vector_size(32)));
 typedef float IsaF32 __attribute__((vector_size(32)));
+typedef int16_t IsaI16 __attribute__((vector_size(32)));
+static inline IsaI16 isa_load_u8_i16(const uint8_t *p) { return (IsaI16)_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
+static inline IsaI16 isa_load_s8_i16(const int8_t *p) { return (IsaI16)_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)); }
 static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
 static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
 static inline IsaF32 isa_load_f16(const void *p) { return (IsaF32)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }

@@ -12,6 +12,14 @@ typedef float IsaF32 __attribute__((vector_size(64)));
 // (maskz forms: the plain ones start from an undefined vector, which GCC 12
 // reports as -Wmaybe-uninitialized)
 constexpr __mmask16 kAll = (__mmask16)0xffff;
+typedef int16_t IsaI16 __attribute__((vector_size(64)));
+constexpr __mmask32 kAll32 = (__mmask32)0xffffffffu;
+static inline IsaI16 isa_load_u8_i16(const uint8_t *p) {
+    return (IsaI16)_mm512_maskz_cvtepu8_epi16(kAll32, _mm256_loadu_si256((const __m256i *)p));
+}
+static inline IsaI16 isa_load_s8_i16(const int8_t *p) {
+    return (IsaI16)_mm512_maskz_cvtepi8_epi16(kAll32, _mm256_loadu_si256((const __m256i *)p));
+}
 static inline IsaI32 isa_load_u8(const uint8_t *p) {
     return (IsaI32)_mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128((const __m128i *)p));
 }

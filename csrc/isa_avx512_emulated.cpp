@@ -37,6 +37,13 @@ static inline H half_of(W v, int i) {
     return u.halves[i];
 }
 
+typedef int16_t IsaI16 __attribute__((vector_size(64)));
+static inline IsaI16 isa_load_u8_i16(const uint8_t *p) {
+    return join<IsaI16>(half::isa_load_u8_i16(p), half::isa_load_u8_i16(p + 16));
+}
+static inline IsaI16 isa_load_s8_i16(const int8_t *p) {
+    return join<IsaI16>(half::isa_load_s8_i16(p), half::isa_load_s8_i16(p + 16));
+}
 static inline IsaI32 isa_load_u8(const uint8_t *p) { return join<IsaI32>(half::isa_load_u8(p), half::isa_load_u8(p + 8)); }
 static inline IsaI32 isa_load_s8(const int8_t *p) { return join<IsaI32>(half::isa_load_s8(p), half::isa_load_s8(p + 8)); }
 static inline IsaF32 isa_load_f16(const void *p) {

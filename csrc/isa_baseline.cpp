@@ -12,7 +12,15 @@ constexpr int64_t kVecBytes = 16;
 constexpr bool kHaveF16 = false;
 typedef int32_t IsaI32 __attribute__((vector_size(16)));
 typedef float IsaF32 __attribute__((vector_size(16)));
+typedef int16_t IsaI16 __attribute__((vector_size(16)));
 #if defined(__x86_64__) && defined(__GNUC__)
+static inline IsaI16 isa_load_u8_i16(const uint8_t *p) {
+    return (IsaI16)_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), _mm_setzero_si128());
+}
+static inline IsaI16 isa_load_s8_i16(const int8_t *p) {
+    const __m128i x = _mm_loadl_epi64((const __m128i *)p);
+    return (IsaI16)_mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
+}
 static inline IsaI32 isa_load_u8(const uint8_t *p) {
     int32_t w;
     __builtin_memcpy(&w, p, 4);
@@ -56,6 +64,8 @@ static inline void isa_store_8bit(Q *p, IsaI32 v) {
     for (int i = 0; i < 4; ++i) p[i] = (Q)v[i];
 }
 static inline IsaI32 isa_load_u8(const uint8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
+static inline IsaI16 isa_load_u8_i16(const uint8_t *p) { return (IsaI16){p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]}; }
+static inline IsaI16 isa_load_s8_i16(const int8_t *p) { return (IsaI16){p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]}; }
 static inline IsaI32 isa_load_s8(const int8_t *p) { return (IsaI32){p[0], p[1], p[2], p[3]}; }
 static inline IsaF32 isa_load_bf16(const void *p) {
     uint16_t h[4];

@@ -44,6 +44,49 @@ static inline void block_store(const typename Traits<T>::Acc *acc, int64_t m, T 
     }
 }
 
+// Quantized averages of at most this many taps sum exactly in 16-bit lanes
+// (255 * 128 < 2^15), twice as many per vector as 32-bit ones.
+constexpr int64_t kNarrowTaps = 128;
+
+template <typename T>
+struct Narrow {
+    static constexpr int64_t lanes = kVecBytes / 2;
+    typedef IsaI16 V;
+    typedef int16_t Half __attribute__((vector_size(kVecBytes / 2)));
+    static inline V load(const T *p) {
+        if constexpr (__is_same(T, uint8_t)) return isa_load_u8_i16(p);
+        else return isa_load_s8_i16(p);
+    }
+};
+
+// A block of kBlockVecs * Narrow<T>::lanes channels of an 8-bit quantized
+// average, summed in 16-bit lanes and finished as the 32-bit path would be
+// (the sums are the same integers).
+template <typename T>
+static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
+                                      T *o, int64_t nvalid, float div, const ExecCtx *c) {
+    typedef typename Narrow<T>::V NV;
+    typedef typename Narrow<T>::Half Half;
+    typedef typename Vec<T>::V V;
+    constexpr int64_t NL = Narrow<T>::lanes, VL = Vec<T>::lanes;
+    constexpr int kVecs = kBlockVecs;
+    NV acc[kVecs];
+    for (int j = 0; j < kVecs; ++j) acc[j] = (NV){};
+    for (int64_t r = 0; r < nrows; ++r) {
+        const T *p = p0 + roff[r];
+        for (int64_t kw = 0; kw < nkw; ++kw, p += kstep)
+            for (int j = 0; j < kVecs; ++j)
+                acc[j] += Narrow<T>::load(p + j * NL);
+    }
+    const QParams q(c);
+    for (int j = 0; j < kVecs; ++j) {
+        Half h[2];
+        __builtin_memcpy(h, &acc[j], sizeof h);
+        for (int i = 0; i < 2; ++i)
+            finish_vec<T, kQAvg>(o + j * NL + i * VL, __builtin_convertvector(h[i], V), (int32_t)nvalid, div, q);
+    }
+}
+
 // One channel block of one output point, no indices: `Full` blocks have
 // kBlockVecs vectors and live in registers; the tail runs element-wise.
 template <typename T, int K, bool Full>
@@ -199,6 +242,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 block_store<T, K>(acc, C, o, nvalid, div, c);
             } else {
                 int64_t c0 = 0;
+                if constexpr (K == kQAvg) {
+                    constexpr int64_t NB = kBlockVecs * Narrow<T>::lanes;
+                    if (nvalid <= kNarrowTaps)
+                        for (; c0 + NB <= C; c0 += NB)
+                            block_point_narrow<T>(p0 + c0, roff, nrows, nkw, kstep, o + c0, nvalid, div, c);
+                }
                 for (; c0 + VB <= C; c0 += VB)
                     block_point<T, K, true>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c);
                 if (c0 < C)

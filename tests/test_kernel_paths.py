@@ -139,8 +139,9 @@ def test_long_line_running_precision():
 def test_quantized_paths_match_reference(dtype, layout):
     rng = np.random.default_rng(7)
     lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
-    # 40 channels: NXC runs full register blocks (32 or 64 channels) and a tail
-    x = rng.integers(lo, hi, (1, 40, 19, 21)).astype(np.uint8 if dtype == "u8" else np.int8)
+    # 168 channels: NXC runs 16-bit blocks (64 or 128 channels, windows of up
+    # to 128 taps), 32-bit blocks (32 or 64 channels) and a tail
+    x = rng.integers(lo, hi, (1, 168, 19, 21)).astype(np.uint8 if dtype == "u8" else np.int8)
     if layout == "NXC":
         x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
     for attrs in (dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1]),
@@ -150,7 +151,7 @@ def test_quantized_paths_match_reference(dtype, layout):
                  dst_zero_point=128 if dtype == "u8" else 2)
         full = dict(attrs, kind="AvgPool", data_format=layout, **q)
         got = dp.avg_pool(x, data_format=layout, **attrs, **q)
-        pick = [0, 1, 31, 39]   # the exact oracle is slow: a few channels, in blocks and in the tail
+        pick = [0, 1, 63, 64, 127, 128, 159, 160, 167]   # the exact oracle is slow: a few channels of each block
         small = x[:, pick] if layout == "NCX" else x[..., pick]
         want = reference.pool(small, full)
         got_small = got[:, pick] if layout == "NCX" else got[..., pick]
@@ -160,6 +161,20 @@ def test_quantized_paths_match_reference(dtype, layout):
         near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
         assert np.abs(diff).max() <= 1
         assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+
+
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
+def test_quantized_sums_at_the_16_bit_limit(dtype):
+    """128 taps of the extreme value (the most the 16-bit sums take) and 130 (32-bit sums)."""
+    extreme = 255 if dtype == "u8" else -128
+    x = np.full((1, 17, 11, 200), extreme, np.uint8 if dtype == "u8" else np.int8)
+    x[..., 5] = 0
+    q = dict(src_scale=0.5, src_zero_point=0, dst_scale=1.0, dst_zero_point=0)
+    for kernel in ([16, 8], [13, 10]):
+        got = dp.avg_pool(x, data_format="NXC", kernel=kernel, **q)
+        want = reference.pool(x[..., [0, 5, 199]], dict(kind="AvgPool", kernel=kernel, data_format="NXC", **q))
+        np.testing.assert_array_equal(got[..., [0, 5, 199]], want)
+        assert got[0, 0, 0, 0] == np.clip(round(extreme * 0.5), -128, 255)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ISA capping is tested on Linux x86-64")
