@@ -393,23 +393,27 @@ static inline void fill_pad(typename Traits<T>::Acc *b, typename Traits<T>::Acc 
 
 // Y[x] = X[x + off[0]] (+) X[x + off[1]] (+) ... for x < n, taps in order:
 // one pass, the partial results of a block of kFuseVecs vectors in
-// registers.  X is the storage type T (widened on load) or Acc.
+// registers.  X is the storage type T (widened on load) or Acc.  `Into`
+// (values only) continues the partial results already in Y instead:
+// Y[x] = Y[x] (+) X[x + off[0]] (+) ...
 constexpr int kFuseVecs = 4;
 
-template <typename T, int K, bool I, typename S>
+template <typename T, int K, bool I, typename S, bool Into = false>
 static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
                         const int64_t *__restrict Xi, const int64_t *off, int64_t nt, int64_t n) {
     typedef typename Traits<T>::Acc Acc;
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes, B = kFuseVecs * VL;
+    static_assert(!(I && Into), "indices restart from the first tap");
+    constexpr int64_t t0 = Into ? 0 : 1;   // first tap combined into the start value
     int64_t x = 0;
     if constexpr (!I) {
         for (; x + B <= n; x += B) {
             V acc[kFuseVecs];
-            const S *p = X + x + off[0];
-            for (int j = 0; j < kFuseVecs; ++j) acc[j] = load_any<T>(p + j * VL);
-            for (int64_t t = 1; t < nt; ++t) {
-                p = X + x + off[t];
+            for (int j = 0; j < kFuseVecs; ++j)
+                acc[j] = Into ? *(const typename Vec<T>::VU *)(Y + x + j * VL) : load_any<T>(X + x + off[0] + j * VL);
+            for (int64_t t = t0; t < nt; ++t) {
+                const S *p = X + x + off[t];
                 for (int j = 0; j < kFuseVecs; ++j) {
                     const V v = load_any<T>(p + j * VL);
                     acc[j] = K == kMax ? vmax_nan(acc[j], v) : acc[j] + v;
@@ -418,16 +422,16 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
             for (int j = 0; j < kFuseVecs; ++j) store_vec<T>(Y + x + j * VL, acc[j]);
         }
         for (; x + VL <= n; x += VL) {
-            V acc = load_any<T>(X + x + off[0]);
-            for (int64_t t = 1; t < nt; ++t) {
+            V acc = Into ? *(const typename Vec<T>::VU *)(Y + x) : load_any<T>(X + x + off[0]);
+            for (int64_t t = t0; t < nt; ++t) {
                 const V v = load_any<T>(X + x + off[t]);
                 acc = K == kMax ? vmax_nan(acc, v) : acc + v;
             }
             store_vec<T>(Y + x, acc);
         }
         for (; x < n; ++x) {
-            Acc acc = load_one<T>(X[x + off[0]]);
-            for (int64_t t = 1; t < nt; ++t) acc = combine<Acc, K>(acc, load_one<T>(X[x + off[t]]));
+            Acc acc = Into ? Y[x] : load_one<T>(X[x + off[0]]);
+            for (int64_t t = t0; t < nt; ++t) acc = combine<Acc, K>(acc, load_one<T>(X[x + off[t]]));
             Y[x] = acc;
         }
         return;

@@ -152,41 +152,15 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
     }
 }
 
-// acc[x] (+)= q[0][x] (+) ... (+) q[N-1][x] for x < C, taps in order; `first`
-// starts from q[0] instead of acc.
-template <typename T, int K, int N>
-static inline void stream_taps(typename Traits<T>::Acc *__restrict acc, const T *const *q, bool first, int64_t C) {
-    typedef typename Traits<T>::Acc Acc;
-    typedef typename Vec<T>::V V;
-    constexpr int64_t VL = Vec<T>::lanes;
-    const T *t[N];
-    for (int i = 0; i < N; ++i) t[i] = q[i];
-    const int i0 = first ? 1 : 0;
-    int64_t x = 0;
-    for (; x + VL <= C; x += VL) {
-        V a = first ? load_vec<T>(t[0] + x) : *(const typename Vec<T>::VU *)(acc + x);
-        for (int i = i0; i < N; ++i) {
-            const V v = load_vec<T>(t[i] + x);
-            a = K == kMax ? vmax_nan(a, v) : a + v;
-        }
-        store_vec<T>(acc + x, a);
-    }
-    for (; x < C; ++x) {
-        Acc a = first ? Traits<T>::load(t[0][x]) : acc[x];
-        for (int i = i0; i < N; ++i) a = combine<Acc, K>(a, Traits<T>::load(t[i][x]));
-        acc[x] = a;
-    }
-}
-
-// Reduces the n tap rows q[] into acc, kStreamTaps at a time (a leftover
-// group goes as 4, 2 and 1).
+// Reduces the n taps at X + off[t] (C values each, in order) into acc,
+// kStreamTaps per pass.
 template <typename T, int K>
-static inline void stream_rows(typename Traits<T>::Acc *acc, const T *const *q, int64_t n, int64_t C) {
-    int64_t i = 0;
-    for (; i + kStreamTaps <= n; i += kStreamTaps) stream_taps<T, K, kStreamTaps>(acc, q + i, i == 0, C);
-    if (n - i >= 4) { stream_taps<T, K, 4>(acc, q + i, i == 0, C); i += 4; }
-    if (n - i >= 2) { stream_taps<T, K, 2>(acc, q + i, i == 0, C); i += 2; }
-    if (n - i >= 1) stream_taps<T, K, 1>(acc, q + i, i == 0, C);
+static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const int64_t *off, int64_t n, int64_t C) {
+    for (int64_t i = 0; i < n; i += kStreamTaps) {
+        const int64_t g = n - i < kStreamTaps ? n - i : kStreamTaps;
+        if (i == 0) taps_reduce<T, K, false, T>(acc, nullptr, X, nullptr, off, g, C);
+        else taps_reduce<T, K, false, T, true>(acc, nullptr, X, nullptr, off + i, g, C);
+    }
 }
 
 template <typename T, int K, bool WithIdx>
@@ -232,13 +206,13 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                                        xo + c0 * c->xs[1], c->xs[1], nvalid);
             } else if (stream) {
                 typedef typename Traits<T>::Acc Acc;
-                const T **taps = (const T **)(ridx + c->taps_max);
+                int64_t *toff = ridx + c->taps_max;   // the window's taps, from p0
                 int64_t nt = 0;
                 for (int64_t rr = 0; rr < nrows; ++rr)
-                    for (int64_t kw = 0; kw < nkw; ++kw) taps[nt++] = p0 + roff[rr] + kw * kstep;
-                Acc *acc = (Acc *)(taps + nt);
+                    for (int64_t kw = 0; kw < nkw; ++kw) toff[nt++] = roff[rr] + kw * kstep;
+                Acc *acc = (Acc *)(toff + nt);
                 if (nt == 0) fill_rows<Acc, false>(acc, nullptr, identity<T, K>(), C);
-                stream_rows<T, K>(acc, taps, nt, C);
+                stream_taps<T, K>(acc, p0, toff, nt, C);
                 block_store<T, K>(acc, C, o, nvalid, div, c);
             } else {
                 int64_t c0 = 0;

@@ -417,8 +417,8 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         c.sep = sep_layout(*p, variant == kSepLanes ? d.channels : 1, indices != nullptr);
         scratch_bytes = c.sep.total;
     } else if (variant == kChannelBlock) {
-        // row offsets and index values of a window's (d, h) rows; a global
-        // window's tap pointers and partial results
+        // row offsets and index values of a window's (d, h) rows; a streamed
+        // window's tap offsets and partial results
         c.taps_max = p->ax[0].k * p->ax[1].k;
         scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * p->ax[2].k) + (size_t)d.channels);
     }
