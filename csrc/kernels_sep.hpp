@@ -23,6 +23,12 @@ constexpr int64_t kLongRow = 64;
 // Values per column strip of chunk_strips (a strip of every src row a chunk
 // reads fits in L1).
 constexpr int64_t kStripValues = 256;
+// Strips of src rows whose addresses are close to a multiple of 4 KB apart
+// share L1 sets (64 sets of 64-byte lines, 8 ways on current x86 cores); a
+// window with more such rows than ways evicts its own rows before the next
+// output row reuses them, so its taps go in passes of kTapPart (partial
+// results continued in place: the same order, the same bits).
+constexpr int64_t kL1Sets = 64, kL1Ways = 8, kTapPart = 5;
 
 template <typename T, int K, bool I, bool Lanes>
 struct SepPass {
@@ -37,10 +43,11 @@ struct SepPass {
     Acc *fP, *fA, *fB, *fC;   // flat: padded rows, phases, two pass results
     int64_t *fPi, *fAi, *fBi, *fCi;
     int64_t *toff;            // tap offsets of the pass at hand
-    int64_t *voff;            // (d, h) tap offsets, rebuilt only when the valid taps change
+    int64_t *voff;            // (d, h) tap offsets of each output row of a chunk
     Div *wdiv;
     int32_t *wcnt;
     bool all_w;               // every output column sees an input element
+    int64_t part;             // chunk_strips: taps per pass
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -76,6 +83,25 @@ struct SepPass {
             wcnt[ow] = (int32_t)(AW.kend[ow] - AW.kbeg[ow]);
         }
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
+        part = strip_part();
+    }
+
+    // Taps per pass of chunk_strips: the most L1 sets a window's src strips
+    // share decides (see kTapPart).
+    int64_t strip_part() const {
+        const int64_t lines = kStripValues * (int64_t)sizeof(T) / 64, period = kL1Sets * 64;
+        int32_t share[kL1Sets] = {};
+        int32_t most = 0;
+        for (int64_t t = 0; t < AD.k; ++t)
+            for (int64_t kh = 0; kh < AH.k; ++kh) {
+                const int64_t at = (t * AD.d * c->ss[2] + kh * AH.d * c->ss[3]) * (int64_t)sizeof(T);
+                const int64_t set = (at % period + period) % period / 64;
+                for (int64_t j = 0; j < lines; ++j) {
+                    const int32_t n = ++share[(set + j) % kL1Sets];
+                    most = n > most ? n : most;
+                }
+            }
+        return most > kL1Ways ? kTapPart : AD.k * AH.k;
     }
 
     // Valid positions [j0, j1) of a padded row (w = j - pb).
@@ -308,28 +334,58 @@ struct SepPass {
         }
     }
 
-    // Values, one lane: the (d, h) taps of each output row straight from src
-    // into stacked padded rows, then one W pass over the whole stack.
-    void chunk_stacked(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+    // Values: the (d, h) taps of output rows [oh0, oh1) straight from src
+    // into the padded rows of `stack` (g.xlen * L values apart).  Dense rows
+    // go column strip by column strip, so the src strips of a window stay in
+    // L1 across the chunk (in passes of `part` taps, see kTapPart); strided
+    // rows go row by row.
+    void stack_taps(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, Acc *stack) {
         const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
-        const T *src_p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
-        const int64_t xl = g.xlen;
-        int64_t built = -1, yw;   // built: the row tap count voff holds offsets for
+        const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
+        const T *src_od = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
+        const Acc id = identity<T, K>();
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
-            Acc *row = fB + (oh - oh0) * xl;
-            if (nkh == 0) {
-                fill_rows<Acc, false>(row, nullptr, identity<T, K>(), xl);
-                continue;
-            }
-            if (nkh != built) {
-                built = nkh;
-                for (int64_t t = 0, nt = 0; t < planes; ++t)
-                    for (int64_t kh = 0; kh < nkh; ++kh) voff[nt++] = t * AD.d * c->ss[2] + kh * AH.d * c->ss[3];
-            }
-            rows_from_src(src_p + (oh * AH.s - AH.pb + kh0 * AH.d) * c->ss[3], voff, planes * nkh, row);
+            const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
+            const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
+            for (int64_t t = 0, nt = 0; t < planes; ++t)
+                for (int64_t kh = 0; kh < nkh; ++kh)
+                    voff[r * tmax + nt++] = t * AD.d * c->ss[2] + (ih0 + kh * AH.d) * c->ss[3];
+            if (nkh == 0) fill_rows<Acc, false>(stack + r * xl, nullptr, id, xl);   // emitted as empty
         }
+        if (!dense_rows()) {
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
+                if (nt) rows_from_src(src_od, voff + r * tmax, nt, stack + r * xl);
+            }
+            return;
+        }
+        for (int64_t r = 0; r < oh1 - oh0; ++r) {
+            fill_pad<T>(stack + r * xl, id, j0 * L);   // spills are overwritten below
+            fill_pad<T>(stack + r * xl + j1 * L, id, (g.xlen - j1) * L);
+        }
+        const T *base = src_od + (j0 - AW.pb) * c->ss[4];
+        const int64_t len = (j1 - j0) * L;
+        for (int64_t x = 0; x < len; x += kStripValues) {
+            const int64_t m = len - x < kStripValues ? len - x : kStripValues;
+            for (int64_t p0 = 0; p0 < tmax; p0 += part)
+                for (int64_t oh = oh0; oh < oh1; ++oh) {
+                    const int64_t r = oh - oh0, left = planes * (AH.kend[oh] - AH.kbeg[oh]) - p0;
+                    if (left <= 0) continue;
+                    const int64_t nt = left < part ? left : part;
+                    Acc *y = stack + r * xl + j0 * L + x;
+                    const int64_t *off = voff + r * tmax + p0;
+                    if (p0 == 0) taps_reduce<T, K, false, T>(y, nullptr, base + x, nullptr, off, nt, m);
+                    else taps_reduce<T, K, false, T, true>(y, nullptr, base + x, nullptr, off, nt, m);
+                }
+        }
+    }
+
+    // Values, one lane: the taps stacked, then one W pass over the stack.
+    void chunk_stacked(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t planes = AD.kend[od] - AD.kbeg[od];
+        int64_t yw;
+        stack_taps(n, ch, od, oh0, oh1, fB);
         horizontal(fB, fBi, oh1 - oh0, fA, fAi, fC, fCi, &yw);
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]), r = oh - oh0;
@@ -337,44 +393,11 @@ struct SepPass {
         }
     }
 
-    // Values with C lanes: the (d, h) taps of the chunk's output rows straight
-    // from src into stacked padded rows, then W per row.  Dense rows go column
-    // strip by column strip, so the src rows of a strip stay in L1 across the
-    // chunk; strided rows go row by row.
+    // Values with C lanes: the taps stacked, then W row by row.
     void chunk_strips(int64_t n, int64_t od, int64_t oh0, int64_t oh1) {
-        const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
-        const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
-        const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
-        const T *src_od = (const T *)c->src + n * c->ss[0] + id0 * c->ss[2];
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
-            const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
-            for (int64_t t = 0, nt = 0; t < planes; ++t)
-                for (int64_t kh = 0; kh < nkh; ++kh)
-                    voff[r * tmax + nt++] = t * AD.d * c->ss[2] + (ih0 + kh * AH.d) * c->ss[3];
-        }
-        if (dense_rows()) {
-            const Acc id = identity<T, K>();
-            for (int64_t r = 0; r < oh1 - oh0; ++r) {
-                fill_pad<T>(hb + r * xl, id, j0 * L);   // spills are overwritten later
-                fill_pad<T>(hb + r * xl + j1 * L, id, (g.xlen - j1) * L);
-            }
-            const T *base = src_od + (j0 - AW.pb) * c->ss[4];
-            const int64_t len = (j1 - j0) * L;
-            for (int64_t x = 0; x < len; x += kStripValues) {
-                const int64_t m = len - x < kStripValues ? len - x : kStripValues;
-                for (int64_t oh = oh0; oh < oh1; ++oh) {
-                    const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
-                    if (nt) taps_reduce<T, K, false, T>(hb + r * xl + j0 * L + x, nullptr, base + x, nullptr, voff + r * tmax, nt, m);
-                }
-            }
-        } else {
-            for (int64_t oh = oh0; oh < oh1; ++oh) {
-                const int64_t r = oh - oh0, nt = planes * (AH.kend[oh] - AH.kbeg[oh]);
-                if (nt) rows_from_src(src_od, voff + r * tmax, nt, hb + r * xl);
-            }
-        }
+        const int64_t planes = AD.kend[od] - AD.kbeg[od], xl = g.xlen * L;
         int64_t yw;
+        stack_taps(n, 0, od, oh0, oh1, hb);
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]);
             if (vcnt) horizontal(hb + (oh - oh0) * xl, nullptr, 1, ph, phi, vr, vri, &yw);

@@ -239,7 +239,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.phi = at; at = align64(at + ph_n * ix);
     const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;
     g.toff = at; at = align64(at + nt * 8);
-    g.voff = at; at = align64(at + (g.strips ? g.chunk : 1) * AD.k * AH.k * 8);
+    g.voff = at; at = align64(at + g.chunk * AD.k * AH.k * 8);
     g.hb = at; at = align64(at + hb_n * as);
     g.hbi = at; at = align64(at + hb_n * ix);
     g.vr = at; at = align64(at + vr_n * as);

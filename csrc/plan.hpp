@@ -39,7 +39,7 @@ struct SepLayout {
     size_t xp, xpi;         // padded input row (values, indices)
     size_t ph, phi;         // the row split into stride phases
     size_t toff;            // tap offsets of one pass: max(kw, kd * kh) entries
-    size_t voff;            // (d, h) tap offsets kept across the rows of a chunk: kd * kh entries
+    size_t voff;            // (d, h) tap offsets of each row of a chunk: chunk * kd * kh entries
     size_t hb, hbi;         // horizontally pooled rows [planes][rows][OW*lanes]
     size_t vr, vri;         // vertical result: [chunk][OW*lanes] when doubling, else one row
     int32_t flat;           // one lane, no depth taps: a chunk's rows are stacked in fbuf

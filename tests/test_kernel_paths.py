@@ -38,6 +38,14 @@ CASES = [
      dict(kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4], exclude_pad=True)),
     ("3d k3x7x7 max (NXC column strips with depth taps)", "MaxPool", (1, 64, 5, 12, 40),
      dict(kernel=[3, 7, 7], pads_begin=[1, 3, 3], pads_end=[1, 3, 3])),
+    # src rows a multiple of 4 KB apart share L1 sets: windows of more rows than
+    # ways take their taps in passes (NCX rows 4 KB, NXC rows 8 KB in f32)
+    ("rows 4 KB apart k9 s2x1 avg exclude (taps in passes)", "AvgPool", (1, 2, 21, 1024),
+     dict(kernel=[9, 9], strides=[2, 1], pads_begin=[4, 4], pads_end=[3, 4], exclude_pad=True)),
+    ("rows 4 KB apart k11x3 s2x1 max (taps in passes)", "MaxPool", (1, 2, 23, 1024),
+     dict(kernel=[11, 3], strides=[2, 1], pads_begin=[5, 1], pads_end=[5, 1])),
+    ("3d planes 4 KB apart k3x5x5 avg (NXC depth taps in passes)", "AvgPool", (1, 4, 5, 7, 256),
+     dict(kernel=[3, 5, 5], pads_begin=[1, 2, 2], pads_end=[1, 2, 2])),
     ("global 7x7 avg", "AvgPool", (3, 20, 7, 7), dict(kernel=[7, 7])),
     ("global 5x6 max", "MaxPool", (2, 9, 5, 6), dict(kernel=[5, 6])),
     ("3d k3 s2 p1 max", "MaxPool", (1, 5, 9, 12, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
