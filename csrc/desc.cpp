@@ -96,6 +96,11 @@ int check_types(const dp_desc *d, char *msg, size_t size) {
         for (auto &s : scales)
             if (!(std::isfinite(s.v) && s.v > 0.0f))
                 return fail(msg, size, DP_EVALUE, "%s: value %g is invalid: a scale must be finite and positive", s.name, (double)s.v);
+        if (!std::isfinite(d->src_scale / d->dst_scale))
+            return fail(msg, size, DP_EVALUE,
+                        "src_scale: value %g is invalid with dst_scale %g: their ratio overflows float32 (the kernels "
+                        "scale sums by src_scale / dst_scale)",
+                        (double)d->src_scale, (double)d->dst_scale);
         struct { const char *name; int32_t v; } zps[] = {{"src_zero_point", d->src_zero_point}, {"dst_zero_point", d->dst_zero_point}};
         for (auto &z : zps)
             if (z.v < lo || z.v > hi)

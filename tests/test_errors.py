@@ -42,6 +42,8 @@ DESCRIPTOR_ERRORS = [
     ("quantization on MaxPool", MAX_BASE, dict(QUANT, dtype="u8"), ValueError,
      [("src_scale", "quantiz"), "MaxPool"]),
     ("zero src_scale", BASE, dict(QUANT, dtype="u8", src_scale=0.0), ValueError, ["src_scale", "0"]),
+    ("scale ratio beyond float32", BASE, dict(QUANT, dtype="u8", src_scale=1e30, dst_scale=1e-30), ValueError,
+     ["src_scale", "1e+30", "dst_scale", "overflows"]),
     ("negative dst_scale", BASE, dict(QUANT, dtype="u8", dst_scale=-0.5), ValueError,
      ["dst_scale", "-0.5"]),
     ("NaN src_scale", BASE, dict(QUANT, dtype="s8", src_scale=float("nan")), ValueError,
