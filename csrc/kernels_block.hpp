@@ -163,6 +163,112 @@ static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const i
     }
 }
 
+// Sliding columns: a window of KW undilated columns at stride S < KW shares
+// KW - S columns with the next one.  Interior windows of an output row reduce
+// each input column's (d, h) rows once, keep the last KW column results in
+// registers and combine them per output (column by column, so sums group
+// differently from the row-major register blocks: a few ulps, never more than
+// a window's own rounding; quantized sums are exact integers either way).
+// A block walks a whole row, so only short channel rows slide (long ones
+// reach the next position a page away); stride 2 (k3 s2) measured slower
+// than the register blocks, so only stride 1 slides.
+constexpr int kSlideVecs = 2;   // vectors per block: KW + 2 blocks stay in AVX2's 16 registers
+constexpr int64_t kSlideRowBytes = 1024;
+
+// The vector arithmetic of a slid block: 8-bit quantized sums in 16-bit
+// lanes (at most kNarrowTaps taps), everything else as the register blocks.
+template <typename T, int K>
+struct SlideOps {
+    typedef typename Vec<T>::V V;
+    static constexpr int64_t lanes = Vec<T>::lanes;
+    static inline V load(const T *p) { return load_vec<T>(p); }
+    static inline V combine(V a, V b) { return K == kMax ? vmax_nan(a, b) : a + b; }
+    static inline void finish(T *o, V acc, int32_t nvalid, typename AvgOut<T, K>::Div div, QParams q) {
+        finish_vec<T, K>(o, acc, nvalid, div, q);
+    }
+};
+template <typename T>
+struct SlideOps<T, kQAvg> {
+    typedef typename Narrow<T>::V V;
+    static constexpr int64_t lanes = Narrow<T>::lanes;
+    static inline V load(const T *p) { return Narrow<T>::load(p); }
+    static inline V combine(V a, V b) { return a + b; }
+    static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) {
+        typename Narrow<T>::Half h[2];
+        __builtin_memcpy(h, &acc, sizeof h);
+        for (int i = 0; i < 2; ++i)
+            finish_vec<T, kQAvg>(o + i * Vec<T>::lanes, __builtin_convertvector(h[i], typename Vec<T>::V),
+                                 nvalid, div, q);
+    }
+};
+
+// Output columns [ow0, ow1) (every one sees all KW columns) of one block of
+// kSlideVecs vectors: p at the block's channels of input column 0, roff the
+// window's (d, h) rows (nrows >= 1), o at the block's channels of output 0.
+template <typename T, int K>
+struct SlideCol {
+    typename SlideOps<T, K>::V v[kSlideVecs];
+};
+
+// One input column of a slid block: its (d, h) rows reduced (nrows >= 1).
+template <typename T, int K>
+static inline SlideCol<T, K> slide_column(const T *pc, const int64_t *roff, int64_t nrows) {
+    typedef SlideOps<T, K> Ops;
+    SlideCol<T, K> col;
+#pragma GCC unroll 4
+    for (int j = 0; j < kSlideVecs; ++j) col.v[j] = Ops::load(pc + roff[0] + j * Ops::lanes);
+    for (int64_t r = 1; r < nrows; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < kSlideVecs; ++j) col.v[j] = Ops::combine(col.v[j], Ops::load(pc + roff[r] + j * Ops::lanes));
+    return col;
+}
+
+// Output columns [ow0, ow1) (every one sees all KW columns) of one block of
+// kSlideVecs vectors: p at the block's channels of input column 0, roff the
+// window's (d, h) rows (nrows >= 1), o at the block's channels of output 0.
+template <typename T, int K, int KW, int S>
+static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t ws, T *o, int64_t os,
+                        int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c) {
+    typedef SlideOps<T, K> Ops;
+    typedef typename Ops::V V;
+    const QParams q(c);
+    const int32_t nvalid = (int32_t)(nrows * KW);
+    SlideCol<T, K> col[KW];   // the window's columns, left to right (registers: every index is constant)
+#pragma GCC unroll 4
+    for (int kw = S; kw < KW; ++kw) col[kw] = slide_column<T, K>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows);
+    for (int64_t ow = ow0; ow < ow1; ++ow) {
+#pragma GCC unroll 4
+        for (int kw = 0; kw < KW - S; ++kw) col[kw] = col[kw + S];
+#pragma GCC unroll 4
+        for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K>(p + (ow * S - pb + kw) * ws, roff, nrows);
+        const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
+#pragma GCC unroll 4
+        for (int j = 0; j < kSlideVecs; ++j) {
+            V acc = col[0].v[j];
+#pragma GCC unroll 4
+            for (int kw = 1; kw < KW; ++kw) acc = Ops::combine(acc, col[kw].v[j]);
+            Ops::finish(o + ow * os + j * Ops::lanes, acc, nvalid, div, q);
+        }
+    }
+}
+
+typedef void (*SlideFn)(const void *, const int64_t *, int64_t, int64_t, void *, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, const AxisPlan &, const ExecCtx *);
+template <typename T, int K, int KW, int S>
+static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows, int64_t ws, void *o, int64_t os,
+                               int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW,
+                               const ExecCtx *c) {
+    slide_block<T, K, KW, S>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c);
+}
+// The slid shapes: k3 s1 (inception), k2 s1; null otherwise.
+template <typename T, int K>
+static SlideFn slide_fn(const AxisPlan &AW) {
+    if (AW.d != 1) return nullptr;
+    if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1>;
+    if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1>;
+    return nullptr;
+}
+
 template <typename T, int K, bool WithIdx>
 static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
     const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
@@ -175,6 +281,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
+    const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
         int64_t nrows = 0;
@@ -189,7 +296,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         }
         const int64_t div_dh = AD.div[od] * AH.div[oh];
         const T *src_n = src + n * c->ss[0];
-        for (int64_t ow = 0; ow < AW.out; ++ow) {
+        // Output point ow, channels [c_first, C).
+        auto point = [&](int64_t ow, int64_t c_first) {
             const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
             const int64_t iw0 = ow * AW.s - AW.pb + kw0 * AW.d;
             const int64_t nvalid = nrows * nkw;
@@ -215,7 +323,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 stream_taps<T, K>(acc, p0, toff, nt, C);
                 block_store<T, K>(acc, C, o, nvalid, div, c);
             } else {
-                int64_t c0 = 0;
+                int64_t c0 = c_first;
                 if constexpr (K == kQAvg) {
                     constexpr int64_t NB = kBlockVecs * Narrow<T>::lanes;
                     if (nvalid <= kNarrowTaps)
@@ -227,6 +335,23 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 if (c0 < C)
                     block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
             }
+        };
+        // Interior windows of k3 s1 / k3 s2 / k2 s1 rows slide over their
+        // columns in full blocks; borders and the channel tail go point by point.
+        int64_t ow0 = 0, ow1 = 0, c_slid = 0;
+        if (slide && nrows > 0 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
+            while (ow0 < AW.out && AW.kbeg[ow0] != 0) ++ow0;
+            ow1 = ow0;
+            while (ow1 < AW.out && AW.kbeg[ow1] == 0 && AW.kend[ow1] == AW.k) ++ow1;
+            if (ow1 - ow0 >= 2) {
+                constexpr int64_t SB = kSlideVecs * SlideOps<T, K>::lanes;
+                T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
+                for (; c_slid + SB <= C; c_slid += SB)
+                    slide(src_n + c_slid, roff, nrows, c->ss[4], o_row + c_slid, c->ds[4], ow0, ow1, AW.pb, div_dh, AW, c);
+            } else {
+                ow0 = ow1 = 0;
+            }
         }
+        for (int64_t ow = 0; ow < AW.out; ++ow) point(ow, ow >= ow0 && ow < ow1 ? c_slid : 0);
     }
 }

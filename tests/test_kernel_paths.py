@@ -24,6 +24,12 @@ CASES = [
     ("inception-like avg k3 s1 exclude", "AvgPool", (1, 12, 17, 19),
      dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
     ("vgg-like k2 s2", "MaxPool", (2, 6, 24, 22), dict(kernel=[2, 2], strides=[2, 2])),
+    # NXC k3 s1 / k2 s1 interiors slide over columns in blocks of 16 (8 for f64) channels; the rest point by point
+    ("k3 s1 avg exclude, columns slid with a channel tail", "AvgPool", (2, 37, 13, 15),
+     dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
+    ("k2 s1 max, columns slid", "MaxPool", (1, 40, 9, 11), dict(kernel=[2, 2])),
+    ("3d k3 s1 avg, columns slid over nine rows", "AvgPool", (1, 20, 5, 6, 7),
+     dict(kernel=[3, 3, 3], pads_begin=[1, 1, 1], pads_end=[1, 0, 1])),
     ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
     ("stride 4 k4 1d", "AvgPool", (2, 9, 203), dict(kernel=[4], strides=[4])),
     ("large window k15 avg exclude", "AvgPool", (1, 3, 40, 45),
@@ -148,7 +154,8 @@ def test_quantized_paths_match_reference(dtype, layout):
     rng = np.random.default_rng(7)
     lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
     # 168 channels: NXC runs 16-bit blocks (64 or 128 channels, windows of up
-    # to 128 taps), 32-bit blocks (32 or 64 channels) and a tail
+    # to 128 taps; k3 s1 interiors slide over columns in blocks of 32 or 64),
+    # 32-bit blocks (32 or 64 channels) and a tail
     x = rng.integers(lo, hi, (1, 168, 19, 21)).astype(np.uint8 if dtype == "u8" else np.int8)
     if layout == "NXC":
         x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
