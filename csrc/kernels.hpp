@@ -97,6 +97,7 @@ static inline Acc max_nan(Acc acc, Acc v) { return (v > acc || v != v) ? v : acc
 struct QParams {
     float scale, zp_out;
     int32_t zp_in;
+    float scale_div = 0.0f;   // scale / divisor of the output point being finished (vector stores)
     explicit QParams(const ExecCtx *c) : scale(c->qscale), zp_out(c->qzp_out), zp_in(c->qzp_in) {}
 };
 
@@ -116,7 +117,7 @@ struct AvgOut<T, kQAvg> {
     static inline T make(Acc sum, Div div, int32_t nvalid, QParams q) {
         // Padded taps are real zeros, i.e. x_zp in the quantized domain.
         float centred = (float)(sum - nvalid * q.zp_in);
-        float y = centred * q.scale / div + q.zp_out;
+        float y = centred * (q.scale / div) + q.zp_out;   // one factor per output point
         y = __builtin_rintf(y);   // ties to even in the default rounding mode; vectorises
         y = Traits<T>::qmin() > y ? Traits<T>::qmin() : y;
         y = y > Traits<T>::qmax() ? Traits<T>::qmax() : y;
@@ -125,12 +126,12 @@ struct AvgOut<T, kQAvg> {
 };
 
 // AvgOut<T, kQAvg>::make on a vector of sums (8-bit T), the same float
-// operations per lane; clamping before rounding is equivalent (the bounds are
+// operations per lane (q.scale_div = q.scale / div, as make forms it); clamping before rounding is equivalent (the bounds are
 // integers), and it keeps |y| small enough for the add-subtract rounding trick.
 template <typename T, typename V>
-static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, float div, QParams q) {
+static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, QParams q) {
     typedef float F __attribute__((vector_size(sizeof(V))));
-    F y = __builtin_convertvector(sum - nvalid * q.zp_in, F) * q.scale / div + q.zp_out;
+    F y = __builtin_convertvector(sum - nvalid * q.zp_in, F) * q.scale_div + q.zp_out;
     const F lo = (F){} + Traits<T>::qmin(), hi = (F){} + Traits<T>::qmax();
     y = y < lo ? lo : y;
     y = y > hi ? hi : y;

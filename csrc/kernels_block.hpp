@@ -17,11 +17,19 @@ constexpr int kStreamTaps = 8;   // taps per pass over the partial results
 
 static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
 
-// Finishes one vector of accumulators of an output point into o.
+// The quantization parameters for finishing an output point of divisor div.
+template <int K, typename D>
+static inline QParams point_params(const ExecCtx *c, D div) {
+    QParams q(c);
+    if constexpr (K == kQAvg) q.scale_div = q.scale / div;
+    return q;
+}
+
+// Finishes one vector of accumulators of an output point into o (q from point_params).
 template <typename T, int K>
 static inline void finish_vec(T *o, typename Vec<T>::V v, int32_t nvalid, typename AvgOut<T, K>::Div div,
                               QParams q) {
-    if constexpr (K == kQAvg) store_qavg_vec<T>(o, v, nvalid, div, q);
+    if constexpr (K == kQAvg) store_qavg_vec<T>(o, v, nvalid, q);
     else store_as<T>(o, K == kMax ? v : v / div);
 }
 
@@ -36,7 +44,7 @@ static inline void block_store(const typename Traits<T>::Acc *acc, int64_t m, T 
         for (; i < m; ++i) o[i] = Traits<T>::lowest();
         return;
     }
-    const QParams q(c);
+    const QParams q = point_params<K>(c, div);
     for (; i + VL <= m; i += VL) finish_vec<T, K>(o + i, *(const typename Vec<T>::VU *)(acc + i), (int32_t)nvalid, div, q);
     for (; i < m; ++i) {
         if constexpr (K == kMax) o[i] = Traits<T>::store(acc[i]);
@@ -78,7 +86,7 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
             for (int j = 0; j < kVecs; ++j)
                 acc[j] += Narrow<T>::load(p + j * NL);
     }
-    const QParams q(c);
+    const QParams q = point_params<kQAvg>(c, div);
     for (int j = 0; j < kVecs; ++j) {
         Half h[2];
         __builtin_memcpy(h, &acc[j], sizeof h);
@@ -113,7 +121,7 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
             for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
             return;
         }
-        const QParams q(c);   // finish in registers
+        const QParams q = point_params<K>(c, div);   // finish in registers
         for (int j = 0; j < kBlockVecs; ++j) finish_vec<T, K>(o + j * VL, acc[j], (int32_t)nvalid, div, q);
     } else {
         Acc res[VB];
@@ -231,7 +239,6 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
                         int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c) {
     typedef SlideOps<T, K> Ops;
     typedef typename Ops::V V;
-    const QParams q(c);
     const int32_t nvalid = (int32_t)(nrows * KW);
     SlideCol<T, K> col[KW];   // the window's columns, left to right (registers: every index is constant)
 #pragma GCC unroll 4
@@ -242,6 +249,7 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
 #pragma GCC unroll 4
         for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K>(p + (ow * S - pb + kw) * ws, roff, nrows);
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
+        const QParams q = point_params<K>(c, div);
 #pragma GCC unroll 4
         for (int j = 0; j < kSlideVecs; ++j) {
             V acc = col[0].v[j];
