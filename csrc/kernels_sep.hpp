@@ -89,7 +89,8 @@ struct SepPass {
     // Taps per pass of chunk_strips: the most L1 sets a window's src strips
     // share decides (see kTapPart).
     int64_t strip_part() const {
-        const int64_t lines = kStripValues * (int64_t)sizeof(T) / 64, period = kL1Sets * 64;
+        const int64_t len = (valid_hi() - valid_lo()) * L, strip = len < kStripValues ? len : kStripValues;
+        const int64_t lines = (strip * (int64_t)sizeof(T) + 63) / 64, period = kL1Sets * 64;
         int32_t share[kL1Sets] = {};
         int32_t most = 0;
         for (int64_t t = 0; t < AD.k; ++t)
@@ -345,12 +346,13 @@ struct SepPass {
         const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
         const T *src_od = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
         const Acc id = identity<T, K>();
+        const int64_t dstep = AD.d * c->ss[2], hstep = AH.d * c->ss[3], s3 = c->ss[3];   // locals: voff may alias c
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
-            const int64_t ih0 = oh * AH.s - AH.pb + kh0 * AH.d;
-            for (int64_t t = 0, nt = 0; t < planes; ++t)
-                for (int64_t kh = 0; kh < nkh; ++kh)
-                    voff[r * tmax + nt++] = t * AD.d * c->ss[2] + (ih0 + kh * AH.d) * c->ss[3];
+            const int64_t row0 = (oh * AH.s - AH.pb + kh0 * AH.d) * s3;
+            int64_t *__restrict off = voff + r * tmax;
+            for (int64_t t = 0; t < planes; ++t)
+                for (int64_t kh = 0; kh < nkh; ++kh) *off++ = t * dstep + row0 + kh * hstep;
             if (nkh == 0) fill_rows<Acc, false>(stack + r * xl, nullptr, id, xl);   // emitted as empty
         }
         if (!dense_rows()) {
@@ -366,8 +368,10 @@ struct SepPass {
         }
         const T *base = src_od + (j0 - AW.pb) * c->ss[4];
         const int64_t len = (j1 - j0) * L;
-        for (int64_t x = 0; x < len; x += kStripValues) {
-            const int64_t m = len - x < kStripValues ? len - x : kStripValues;
+        // One output row, or windows of one row: no reuse to keep, whole rows.
+        const int64_t sv = oh1 - oh0 == 1 || tmax == 1 ? len : kStripValues;
+        for (int64_t x = 0; x < len; x += sv) {
+            const int64_t m = len - x < sv ? len - x : sv;
             for (int64_t p0 = 0; p0 < tmax; p0 += part)
                 for (int64_t oh = oh0; oh < oh1; ++oh) {
                     const int64_t r = oh - oh0, left = planes * (AH.kend[oh] - AH.kbeg[oh]) - p0;
