@@ -126,8 +126,9 @@ struct AvgOut<T, kQAvg> {
 };
 
 // AvgOut<T, kQAvg>::make on a vector of sums (8-bit T), the same float
-// operations per lane (q.scale_div = q.scale / div, as make forms it); clamping before rounding is equivalent (the bounds are
-// integers), and it keeps |y| small enough for the add-subtract rounding trick.
+// operations per lane (q.scale_div = q.scale / div, as make forms it);
+// clamping before rounding is equivalent (the bounds are integers), and it
+// keeps |y| small enough for the add-subtract rounding trick.
 template <typename T, typename V>
 static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, QParams q) {
     typedef float F __attribute__((vector_size(sizeof(V))));
@@ -365,6 +366,9 @@ static inline V vmax_nan(V acc, V v) {
     const V m = v > acc ? v : acc;   // maxps: keeps acc on ties and when either is NaN
     return v != v ? v : m;           // a NaN tap takes over; a NaN acc stays
 }
+// combine() on vectors of accumulators.
+template <int K, typename V>
+static inline V vcombine(V acc, V v) { return K == kMax ? vmax_nan(acc, v) : acc + v; }
 
 // Loads one vector of accumulators from a storage-type source (widened) or
 // from an accumulator buffer.
@@ -417,7 +421,7 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
                 const S *p = X + x + off[t];
                 for (int j = 0; j < kFuseVecs; ++j) {
                     const V v = load_any<T>(p + j * VL);
-                    acc[j] = K == kMax ? vmax_nan(acc[j], v) : acc[j] + v;
+                    acc[j] = vcombine<K>(acc[j], v);
                 }
             }
             for (int j = 0; j < kFuseVecs; ++j) store_vec<T>(Y + x + j * VL, acc[j]);
@@ -426,7 +430,7 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
             V acc = Into ? *(const typename Vec<T>::VU *)(Y + x) : load_any<T>(X + x + off[0]);
             for (int64_t t = t0; t < nt; ++t) {
                 const V v = load_any<T>(X + x + off[t]);
-                acc = K == kMax ? vmax_nan(acc, v) : acc + v;
+                acc = vcombine<K>(acc, v);
             }
             store_vec<T>(Y + x, acc);
         }
@@ -459,6 +463,15 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
         for (int64_t i = 0; i < m; ++i) Y[x + i] = acc[i];
         if constexpr (I) for (int64_t i = 0; i < m; ++i) Yi[x + i] = ai[i];
     }
+}
+
+// One pass of a tap reduction done in several (values only): the first
+// pass starts the partial results in Y, later ones continue them.
+template <typename T, int K>
+static inline void taps_pass(typename Traits<T>::Acc *Y, const T *X, const int64_t *off, int64_t nt, int64_t n,
+                             bool continued) {
+    if (continued) taps_reduce<T, K, false, T, true>(Y, nullptr, X, nullptr, off, nt, n);
+    else taps_reduce<T, K, false, T>(Y, nullptr, X, nullptr, off, nt, n);
 }
 
 // Values only: window reduction of k consecutive positions of B (`unit`

@@ -67,6 +67,15 @@ struct Narrow {
     }
 };
 
+// Finishes one vector of 16-bit sums: each half as the 32-bit path would.
+template <typename T>
+static inline void finish_narrow(T *o, typename Narrow<T>::V acc, int32_t nvalid, float div, QParams q) {
+    typename Narrow<T>::Half h[2];
+    __builtin_memcpy(h, &acc, sizeof h);
+    for (int i = 0; i < 2; ++i)
+        finish_vec<T, kQAvg>(o + i * Vec<T>::lanes, __builtin_convertvector(h[i], typename Vec<T>::V), nvalid, div, q);
+}
+
 // A block of kBlockVecs * Narrow<T>::lanes channels of an 8-bit quantized
 // average, summed in 16-bit lanes and finished as the 32-bit path would be
 // (the sums are the same integers).
@@ -74,9 +83,7 @@ template <typename T>
 static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
                                       T *o, int64_t nvalid, float div, const ExecCtx *c) {
     typedef typename Narrow<T>::V NV;
-    typedef typename Narrow<T>::Half Half;
-    typedef typename Vec<T>::V V;
-    constexpr int64_t NL = Narrow<T>::lanes, VL = Vec<T>::lanes;
+    constexpr int64_t NL = Narrow<T>::lanes;
     constexpr int kVecs = kBlockVecs;
     NV acc[kVecs];
     for (int j = 0; j < kVecs; ++j) acc[j] = (NV){};
@@ -87,12 +94,7 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
                 acc[j] += Narrow<T>::load(p + j * NL);
     }
     const QParams q = point_params<kQAvg>(c, div);
-    for (int j = 0; j < kVecs; ++j) {
-        Half h[2];
-        __builtin_memcpy(h, &acc[j], sizeof h);
-        for (int i = 0; i < 2; ++i)
-            finish_vec<T, kQAvg>(o + j * NL + i * VL, __builtin_convertvector(h[i], V), (int32_t)nvalid, div, q);
-    }
+    for (int j = 0; j < kVecs; ++j) finish_narrow<T>(o + j * NL, acc[j], (int32_t)nvalid, div, q);
 }
 
 // One channel block of one output point, no indices: `Full` blocks have
@@ -113,7 +115,7 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
             for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
                 for (int j = 0; j < kBlockVecs; ++j) {
                     const V v = load_vec<T>(p + j * VL);
-                    acc[j] = K == kMax ? vmax_nan(acc[j], v) : acc[j] + v;
+                    acc[j] = vcombine<K>(acc[j], v);
                 }
             }
         }
@@ -164,11 +166,8 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
 // kStreamTaps per pass.
 template <typename T, int K>
 static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const int64_t *off, int64_t n, int64_t C) {
-    for (int64_t i = 0; i < n; i += kStreamTaps) {
-        const int64_t g = n - i < kStreamTaps ? n - i : kStreamTaps;
-        if (i == 0) taps_reduce<T, K, false, T>(acc, nullptr, X, nullptr, off, g, C);
-        else taps_reduce<T, K, false, T, true>(acc, nullptr, X, nullptr, off + i, g, C);
-    }
+    for (int64_t i = 0; i < n; i += kStreamTaps)
+        taps_pass<T, K>(acc, X, off + i, n - i < kStreamTaps ? n - i : kStreamTaps, C, i > 0);
 }
 
 // Sliding columns: a window of KW undilated columns at stride S < KW shares
@@ -190,7 +189,7 @@ struct SlideOps {
     typedef typename Vec<T>::V V;
     static constexpr int64_t lanes = Vec<T>::lanes;
     static inline V load(const T *p) { return load_vec<T>(p); }
-    static inline V combine(V a, V b) { return K == kMax ? vmax_nan(a, b) : a + b; }
+    static inline V combine(V a, V b) { return vcombine<K>(a, b); }
     static inline void finish(T *o, V acc, int32_t nvalid, typename AvgOut<T, K>::Div div, QParams q) {
         finish_vec<T, K>(o, acc, nvalid, div, q);
     }
@@ -201,18 +200,10 @@ struct SlideOps<T, kQAvg> {
     static constexpr int64_t lanes = Narrow<T>::lanes;
     static inline V load(const T *p) { return Narrow<T>::load(p); }
     static inline V combine(V a, V b) { return a + b; }
-    static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) {
-        typename Narrow<T>::Half h[2];
-        __builtin_memcpy(h, &acc, sizeof h);
-        for (int i = 0; i < 2; ++i)
-            finish_vec<T, kQAvg>(o + i * Vec<T>::lanes, __builtin_convertvector(h[i], typename Vec<T>::V),
-                                 nvalid, div, q);
-    }
+    static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
 
-// Output columns [ow0, ow1) (every one sees all KW columns) of one block of
-// kSlideVecs vectors: p at the block's channels of input column 0, roff the
-// window's (d, h) rows (nrows >= 1), o at the block's channels of output 0.
+// One input column of a slid block, kSlideVecs vectors.
 template <typename T, int K>
 struct SlideCol {
     typename SlideOps<T, K>::V v[kSlideVecs];
@@ -344,8 +335,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
             }
         };
-        // Interior windows of k3 s1 / k3 s2 / k2 s1 rows slide over their
-        // columns in full blocks; borders and the channel tail go point by point.
+        // Interior windows of k3 s1 / k2 s1 rows slide over their columns in
+        // full blocks; borders and the channel tail go point by point.
         int64_t ow0 = 0, ow1 = 0, c_slid = 0;
         if (slide && nrows > 0 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
             while (ow0 < AW.out && AW.kbeg[ow0] != 0) ++ow0;

@@ -21,15 +21,15 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
         int64_t j = 0;
         for (; j + 2 * VL <= P; j += 2 * VL) {
             const V x0 = load_vec<T>(p + j), x1 = load_vec<T>(p + j + VL);
-            a0 = K == kMax ? vmax_nan(a0, x0) : a0 + x0;
-            a1 = K == kMax ? vmax_nan(a1, x1) : a1 + x1;
+            a0 = vcombine<K>(a0, x0);
+            a1 = vcombine<K>(a1, x1);
         }
         if (j + VL <= P) {
             const V x0 = load_vec<T>(p + j);
-            a0 = K == kMax ? vmax_nan(a0, x0) : a0 + x0;
+            a0 = vcombine<K>(a0, x0);
             j += VL;
         }
-        a0 = K == kMax ? vmax_nan(a0, a1) : a0 + a1;
+        a0 = vcombine<K>(a0, a1);
         Acc part[VL];
         store_vec<T>(part, a0);
         for (int64_t w = VL / 2; w >= 1; w /= 2)

@@ -47,7 +47,7 @@ struct SepPass {
     Div *wdiv;
     int32_t *wcnt;
     bool all_w;               // every output column sees an input element
-    int64_t part;             // chunk_strips: taps per pass
+    int64_t part;             // stack_taps: taps per pass
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -86,7 +86,7 @@ struct SepPass {
         part = strip_part();
     }
 
-    // Taps per pass of chunk_strips: the most L1 sets a window's src strips
+    // Taps per pass of stack_taps: the most L1 sets a window's src strips
     // share decides (see kTapPart).
     int64_t strip_part() const {
         const int64_t len = (valid_hi() - valid_lo()) * L, strip = len < kStripValues ? len : kStripValues;
@@ -376,11 +376,8 @@ struct SepPass {
                 for (int64_t oh = oh0; oh < oh1; ++oh) {
                     const int64_t r = oh - oh0, left = planes * (AH.kend[oh] - AH.kbeg[oh]) - p0;
                     if (left <= 0) continue;
-                    const int64_t nt = left < part ? left : part;
-                    Acc *y = stack + r * xl + j0 * L + x;
-                    const int64_t *off = voff + r * tmax + p0;
-                    if (p0 == 0) taps_reduce<T, K, false, T>(y, nullptr, base + x, nullptr, off, nt, m);
-                    else taps_reduce<T, K, false, T, true>(y, nullptr, base + x, nullptr, off, nt, m);
+                    taps_pass<T, K>(stack + r * xl + j0 * L + x, base + x, voff + r * tmax + p0,
+                                    left < part ? left : part, m, p0 > 0);
                 }
         }
     }
