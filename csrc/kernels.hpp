@@ -10,6 +10,8 @@
 //                      large stride-1 windows by van Herk blocks (O(1)),
 //                      two fused passes (O(sqrt k) loads) or doubling (O(log k))
 //   kernels_global.hpp global planes: one contiguous reduction per (n, c)
+// (kernels_phases.hpp: the separable kernel's small strided windows over
+// one lane, stride phases picked by shuffles in registers)
 //
 // Types: T is the storage type, Acc the accumulator (f32 for f32/f16/bf16,
 // f64 for f64, i32 for s8/u8).  16-bit values are widened on load and
@@ -498,6 +500,7 @@ static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int6
 }
 
 #include "kernels_block.hpp"
+#include "kernels_phases.hpp"
 #include "kernels_sep.hpp"
 #include "kernels_global.hpp"
 

@@ -9,6 +9,10 @@
 //   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
 //     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
+// One lane with a small strided window (k2/k3 s2, k3 s3, k4 s4: most NCX
+// downsampling) fuses the W pass and the finish in registers
+// (kernels_phases.hpp), reading the stacked D/H result or, for windows of
+// one row, src itself.
 // With indices the W pass comes first (row-major first maximum); for values
 // the D/H taps are pooled first, straight from src, so W runs on output rows
 // only.  Every pass is a flat loop over (position, lane): it vectorises for one
@@ -48,6 +52,7 @@ struct SepPass {
     int32_t *wcnt;
     bool all_w;               // every output column sees an input element
     int64_t part;             // stack_taps: taps per pass
+    int fused;                // finish_rows' window: 16 * S + KW (0: the W pass and emit instead)
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -84,6 +89,17 @@ struct SepPass {
         }
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
         part = strip_part();
+        fused = fused_window();
+    }
+
+    // Values over one lane, a small strided window (strided_windows) over
+    // whole rows of at least one vector, every column seeing an input
+    // element: W pass and finish in registers (finish_rows).
+    int fused_window() const {
+        if (I || Lanes || K == kQAvg || AW.d != 1 || c->ds[4] != 1 || !all_w || AW.out < Vec<T>::lanes) return 0;
+        const bool small = AW.s >= 2 && AW.s <= 4 && AW.k >= 2 && AW.k <= 4;
+        const int code = small ? (int)(16 * AW.s + AW.k) : 0;
+        return code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
     }
 
     // Taps per pass of stack_taps: the most L1 sets a window's src strips
@@ -382,11 +398,58 @@ struct SepPass {
         }
     }
 
+    // Output row `out` from its padded row X (storage type or accumulators):
+    // VL columns at a time, the last block overlapping the one before.
+    template <int S, int KW, typename Src>
+    void strided_row(const Src *X, T *__restrict out, Div dh) {
+        typedef typename Vec<T>::VU VU;
+        constexpr int64_t VL = Vec<T>::lanes;
+        const int64_t last = AW.out - VL;
+        for (int64_t ow = 0;; ow += VL) {
+            if (ow > last) ow = last;
+            const typename Vec<T>::V v = strided_windows<T, K, S, KW>(X + ow * S);
+            if constexpr (K == kMax) store_as<T>(out + ow, v);
+            else if constexpr (K == kAvg) store_as<T>(out + ow, v / (dh * *(const VU *)(wdiv + ow)));
+            if (ow == last) break;
+        }
+    }
+    template <typename Src>
+    void finish_row(const Src *X, T *out, Div dh) {
+        switch (fused) {
+        case 0x22: strided_row<2, 2>(X, out, dh); break;
+        case 0x23: strided_row<2, 3>(X, out, dh); break;
+        case 0x33: strided_row<3, 3>(X, out, dh); break;
+        case 0x44: strided_row<4, 4>(X, out, dh); break;
+        }
+    }
+
+    // The fused W pass (fused_window) of output rows [oh0, oh1): from the
+    // stacked padded rows, or (stack null) straight from the src rows when a
+    // window is one row whose taps never leave it (no W padding, KW == S:
+    // the loads end at the row's last element).
+    bool finish_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, const Acc *stack) {
+        const bool direct = !stack && AD.k == 1 && AH.k == 1 && AW.k == AW.s && dense_rows() &&
+                            valid_lo() == 0 && valid_hi() == g.wp;
+        if (!fused || (!stack && !direct)) return false;
+        T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2];
+        const T *src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + (od * AD.s - AD.pb) * c->ss[2];
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t vcnt = (AD.kend[od] - AD.kbeg[od]) * (AH.kend[oh] - AH.kbeg[oh]);
+            const Div dh = (Div)(AD.div[od] * AH.div[oh]);
+            if (!vcnt) emit(nullptr, nullptr, n, ch, od, oh, 0);
+            else if (stack) finish_row(stack + (oh - oh0) * g.xlen, out + oh * c->ds[3], dh);
+            else finish_row(src + (oh * AH.s - AH.pb) * c->ss[3], out + oh * c->ds[3], dh);
+        }
+        return true;
+    }
+
     // Values, one lane: the taps stacked, then one W pass over the stack.
     void chunk_stacked(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const int64_t planes = AD.kend[od] - AD.kbeg[od];
         int64_t yw;
+        if (finish_rows(n, ch, od, oh0, oh1, nullptr)) return;
         stack_taps(n, ch, od, oh0, oh1, fB);
+        if (finish_rows(n, ch, od, oh0, oh1, fB)) return;
         horizontal(fB, fBi, oh1 - oh0, fA, fAi, fC, fCi, &yw);
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]), r = oh - oh0;

@@ -32,6 +32,16 @@ CASES = [
      dict(kernel=[3, 3, 3], pads_begin=[1, 1, 1], pads_end=[1, 0, 1])),
     ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
     ("stride 4 k4 1d", "AvgPool", (2, 9, 203), dict(kernel=[4], strides=[4])),
+    # NCX k2/k3 s2, k3 s3, k4 s4 rows of 64 or more finish in registers
+    # (stride phases by shuffles), the last block of a row overlapping the one before
+    ("k3 s2 avg exclude ceil, wide rows with a tail", "AvgPool", (1, 3, 13, 133),
+     dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True, rounding_type="ceil")),
+    ("k2 s2 max, wide rows", "MaxPool", (1, 2, 10, 70), dict(kernel=[2, 2], strides=[2, 2])),
+    ("k3 s3 avg, wide padded rows", "AvgPool", (1, 2, 8, 100), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2])),
+    ("3d k3 s2 p1 max, wide rows", "MaxPool", (1, 2, 5, 6, 70),
+     dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ("k2 s2 1d max straight from src rows", "MaxPool", (2, 5, 75), dict(kernel=[2], strides=[2])),
+    ("k3 s2 1d avg unpadded (windows past the stride)", "AvgPool", (2, 3, 81), dict(kernel=[3], strides=[2])),
     ("large window k15 avg exclude", "AvgPool", (1, 3, 40, 45),
      dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7], exclude_pad=True)),
     ("large window k15 max", "MaxPool", (1, 3, 40, 45), dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7])),

@@ -1,0 +1,89 @@
+// Small strided windows over one lane (NCX rows) in registers: the values of
+// tap kw for VL consecutive outputs (stride S) are the positions = kw (mod S)
+// of S consecutive vectors loaded whole, picked by two-input shuffles.
+//
+// For 32-bit lanes and S = 2 or 4 the picks are in-lane shuffles (shufps on
+// x86: one instruction each, no lane crossing).  They leave the outputs in a
+// fixed scrambled order that every tap shares, so a window's result is put
+// in output order once (in_order).  Other cases pick exactly (GCC chooses
+// the instructions).
+
+template <int... I> struct LaneSeq {};
+template <int N> using LaneIdx = LaneSeq<__integer_pack(N)...>;
+
+// 32-bit values per 128-bit group: the unit of in-lane shuffles.
+constexpr int kGroup = 4;
+
+template <int S, typename Acc>
+constexpr bool phases_in_lane() { return sizeof(Acc) == 4 && (S == 2 || S == 4); }
+
+// Even (p = 0) or odd (p = 1) values of the pair (x, y), group by group:
+// lane j of group g is x[gG + 2j + p] for j < G/2, else y[gG + 2(j - G/2) + p].
+constexpr int pair_pick(int lane, int vl, int p) {
+    const int g = lane / kGroup, j = lane % kGroup;
+    return j < kGroup / 2 ? g * kGroup + 2 * j + p : vl + g * kGroup + 2 * (j - kGroup / 2) + p;
+}
+// The output each scrambled lane holds.
+constexpr int scrambled_output(int S, int lane, int vl) {
+    if (S == 4) return (lane % kGroup) * (vl / 4) + lane / kGroup;
+    const int g = lane / kGroup, j = lane % kGroup;
+    return j < kGroup / 2 ? g * kGroup / 2 + j : vl / 2 + g * kGroup / 2 + j - kGroup / 2;
+}
+constexpr int lane_holding(int S, int out, int vl) {
+    for (int lane = 0; lane < vl; ++lane)
+        if (scrambled_output(S, lane, vl) == out) return lane;
+    return -1;
+}
+
+// Lanes of phase P (< S) of the S vectors v: scrambled when in-lane.
+template <int S, int P, typename Acc, typename V, int... I>
+__attribute__((always_inline)) static inline V phase_lanes(const V *v, LaneSeq<I...>) {
+    constexpr int VL = sizeof...(I);
+    if constexpr (phases_in_lane<S, Acc>() && S == 2) {
+        return __builtin_shufflevector(v[0], v[1], pair_pick(I, VL, P)...);
+    } else if constexpr (phases_in_lane<S, Acc>()) {   // S == 4: pairs of pairs
+        const V ab = __builtin_shufflevector(v[0], v[1], pair_pick(I, VL, P % 2)...);
+        const V cd = __builtin_shufflevector(v[2], v[3], pair_pick(I, VL, P % 2)...);
+        return __builtin_shufflevector(ab, cd, pair_pick(I, VL, P / 2)...);
+    } else if constexpr (S == 2) {
+        return __builtin_shufflevector(v[0], v[1], (I * 2 + P)...);
+    } else if constexpr (S == 3) {
+        const V ab = __builtin_shufflevector(v[0], v[1], (I * 3 + P < 2 * VL ? I * 3 + P : -1)...);
+        return __builtin_shufflevector(ab, v[2], (I * 3 + P < 2 * VL ? I : I * 3 + P - VL)...);
+    } else {   // S == 4
+        const V ab = __builtin_shufflevector(v[0], v[1], (I < VL / 2 ? I * 4 + P : -1)...);
+        const V cd = __builtin_shufflevector(v[2], v[3], (I < VL / 2 ? I * 4 + P : -1)...);
+        return __builtin_shufflevector(ab, cd, (I < VL / 2 ? I : I + VL / 2)...);
+    }
+}
+
+template <int S, typename Acc, typename V, int... I>
+__attribute__((always_inline)) static inline V in_order(V r, LaneSeq<I...>) {
+    if constexpr (phases_in_lane<S, Acc>()) return __builtin_shufflevector(r, r, lane_holding(S, I, sizeof...(I))...);
+    else return r;
+}
+
+// Tap kw of VL outputs whose windows start at p, p + S, ... (Src: the
+// storage type T, widened on load, or accumulators).
+template <typename T, int S, int KW_AT, typename Src>
+__attribute__((always_inline)) static inline typename Vec<T>::V strided_tap(const Src *p) {
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    constexpr int64_t base = KW_AT / S * S;   // taps past the stride read the next phase group
+    V v[S];
+    for (int j = 0; j < S; ++j) v[j] = load_any<T>(p + base + j * VL);
+    return phase_lanes<S, KW_AT % S, typename Traits<T>::Acc>(v, LaneIdx<VL>{});
+}
+
+// The windows of KW taps (in tap order) of VL outputs at stride S, in order.
+// Reads the S * VL values from p (and S more when KW > S).
+template <typename T, int K, int S, int KW, typename Src>
+__attribute__((always_inline)) static inline typename Vec<T>::V strided_windows(const Src *p) {
+    typedef typename Vec<T>::V V;
+    static_assert(KW >= 1 && KW <= 4, "small windows only");
+    V r = strided_tap<T, S, 0>(p);
+    if constexpr (KW > 1) r = vcombine<K>(r, strided_tap<T, S, 1>(p));
+    if constexpr (KW > 2) r = vcombine<K>(r, strided_tap<T, S, 2>(p));
+    if constexpr (KW > 3) r = vcombine<K>(r, strided_tap<T, S, 3>(p));
+    return in_order<S, typename Traits<T>::Acc>(r, LaneIdx<Vec<T>::lanes>{});
+}
