@@ -3,6 +3,7 @@
 // isa_avx512_emulated.cpp once per half of its 16-lane vectors.
 typedef int32_t IsaI32 __attribute__((vector_size(32)));
 typedef float IsaF32 __attribute__((vector_size(32)));
+typedef double IsaF64 __attribute__((vector_size(32)));
 typedef int16_t IsaI16 __attribute__((vector_size(32)));
 static inline IsaI16 isa_load_u8_i16(const uint8_t *p) { return (IsaI16)_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
 static inline IsaI16 isa_load_s8_i16(const int8_t *p) { return (IsaI16)_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)); }
@@ -34,3 +35,7 @@ static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
 static inline void isa_store_u16(void *p, IsaI32 v) {
     _mm_storeu_si128((__m128i *)p, _mm_packus_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1)));
 }
+// a > b ? a : b in one instruction (GCC writes the NaN-aware select around
+// it as two compares instead).
+static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm256_max_ps((__m256)a, (__m256)b); }
+static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm256_max_pd((__m256d)a, (__m256d)b); }

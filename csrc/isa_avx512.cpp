@@ -9,6 +9,7 @@ constexpr int64_t kVecBytes = 64;
 constexpr bool kHaveF16 = true;
 typedef int32_t IsaI32 __attribute__((vector_size(64)));
 typedef float IsaF32 __attribute__((vector_size(64)));
+typedef double IsaF64 __attribute__((vector_size(64)));
 // (maskz forms: the plain ones start from an undefined vector, which GCC 12
 // reports as -Wmaybe-uninitialized)
 constexpr __mmask16 kAll = (__mmask16)0xffff;
@@ -44,6 +45,8 @@ static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
 static inline void isa_store_u16(void *p, IsaI32 v) {
     _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtepi32_epi16(kAll, (__m512i)v));
 }
+static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm512_maskz_max_ps(kAll, (__m512)a, (__m512)b); }
+static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm512_maskz_max_pd((__mmask8)0xff, (__m512d)a, (__m512d)b); }
 #include "kernels.hpp"
 }  // namespace avx512
 }  // namespace dnnpool

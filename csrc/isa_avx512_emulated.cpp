@@ -21,6 +21,7 @@ constexpr int64_t kVecBytes = 64;
 constexpr bool kHaveF16 = true;
 typedef int32_t IsaI32 __attribute__((vector_size(64)));
 typedef float IsaF32 __attribute__((vector_size(64)));
+typedef double IsaF64 __attribute__((vector_size(64)));
 
 // A 64-byte vector from its two 32-byte halves, and half i of one.
 template <typename W, typename H>
@@ -65,6 +66,12 @@ static inline void isa_store_u16(void *p, IsaI32 v) {
     half::isa_store_u16(p, half_of<half::IsaI32>(v, 0));
     half::isa_store_u16((char *)p + 16, half_of<half::IsaI32>(v, 1));
 }
+template <typename W, typename H>
+static inline W max_by_halves(W a, W b) {
+    return join<W>(half::isa_max(half_of<H>(a, 0), half_of<H>(b, 0)), half::isa_max(half_of<H>(a, 1), half_of<H>(b, 1)));
+}
+static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return max_by_halves<IsaF32, half::IsaF32>(a, b); }
+static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return max_by_halves<IsaF64, half::IsaF64>(a, b); }
 #include "kernels.hpp"
 }  // namespace avx512_emulated
 }  // namespace dnnpool

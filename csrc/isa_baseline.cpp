@@ -12,6 +12,7 @@ constexpr int64_t kVecBytes = 16;
 constexpr bool kHaveF16 = false;
 typedef int32_t IsaI32 __attribute__((vector_size(16)));
 typedef float IsaF32 __attribute__((vector_size(16)));
+typedef double IsaF64 __attribute__((vector_size(16)));
 typedef int16_t IsaI16 __attribute__((vector_size(16)));
 #if defined(__x86_64__) && defined(__GNUC__)
 static inline IsaI16 isa_load_u8_i16(const uint8_t *p) {
@@ -73,6 +74,13 @@ static inline IsaF32 isa_load_bf16(const void *p) {
     typedef uint32_t U __attribute__((vector_size(16)));
     return (IsaF32)((U){h[0], h[1], h[2], h[3]} << 16);
 }
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm_max_ps((__m128)a, (__m128)b); }
+static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm_max_pd((__m128d)a, (__m128d)b); }
+#else
+template <typename V>
+static inline V isa_max(V a, V b) { return a > b ? a : b; }
 #endif
 static inline IsaF32 isa_load_f16(const void *) { return (IsaF32){}; }
 static inline void isa_store_f16(void *, IsaF32) {}

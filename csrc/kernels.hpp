@@ -365,8 +365,10 @@ static inline void widen_span(typename Traits<T>::Acc *__restrict buf, const T *
 
 template <typename V>
 static inline V vmax_nan(V acc, V v) {
-    const V m = v > acc ? v : acc;   // maxps: keeps acc on ties and when either is NaN
-    return v != v ? v : m;           // a NaN tap takes over; a NaN acc stays
+    V m;   // v > acc ? v : acc: keeps acc on ties and when either is NaN
+    if constexpr (__is_same(V, IsaF32) || __is_same(V, IsaF64)) m = isa_max(v, acc);
+    else m = v > acc ? v : acc;
+    return v != v ? v : m;   // a NaN tap takes over; a NaN acc stays
 }
 // combine() on vectors of accumulators.
 template <int K, typename V>
