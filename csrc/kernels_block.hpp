@@ -30,7 +30,8 @@ template <typename T, int K>
 static inline void finish_vec(T *o, typename Vec<T>::V v, int32_t nvalid, typename AvgOut<T, K>::Div div,
                               QParams q) {
     if constexpr (K == kQAvg) store_qavg_vec<T>(o, v, nvalid, q);
-    else store_as<T>(o, K == kMax ? v : v / div);
+    else if constexpr (K == kMax) store_as<T, true>(o, v);
+    else store_as<T>(o, v / div);
 }
 
 // Writes `m` finished accumulators of one output point (whole vectors, then
