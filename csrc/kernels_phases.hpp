@@ -35,11 +35,14 @@ constexpr int lane_holding(int S, int out, int vl) {
     return -1;
 }
 
-// Lanes of phase P (< S) of the S vectors v: scrambled when in-lane.
+// Lanes of phase P (< S) of the S vectors v (stride 1: the one vector):
+// scrambled when in-lane.
 template <int S, int P, typename Acc, typename V, int... I>
 __attribute__((always_inline)) static inline V phase_lanes(const V *v, LaneSeq<I...>) {
     constexpr int VL = sizeof...(I);
-    if constexpr (phases_in_lane<S, Acc>() && S == 2) {
+    if constexpr (S == 1) {
+        return v[0];
+    } else if constexpr (phases_in_lane<S, Acc>() && S == 2) {
         return __builtin_shufflevector(v[0], v[1], pair_pick(I, VL, P)...);
     } else if constexpr (phases_in_lane<S, Acc>()) {   // S == 4: pairs of pairs
         const V ab = __builtin_shufflevector(v[0], v[1], pair_pick(I, VL, P % 2)...);
@@ -80,7 +83,7 @@ __attribute__((always_inline)) static inline typename Vec<T>::V strided_tap(cons
 template <typename T, int K, int S, int KW, typename Src>
 __attribute__((always_inline)) static inline typename Vec<T>::V strided_windows(const Src *p) {
     typedef typename Vec<T>::V V;
-    static_assert(KW >= 1 && KW <= 4, "small windows only");
+    static_assert(S >= 1 && S <= 4 && KW >= 1 && KW <= 4, "small windows only");
     V r = strided_tap<T, S, 0>(p);
     if constexpr (KW > 1) r = vcombine<K>(r, strided_tap<T, S, 1>(p));
     if constexpr (KW > 2) r = vcombine<K>(r, strided_tap<T, S, 2>(p));

@@ -97,9 +97,9 @@ struct SepPass {
     // element: W pass and finish in registers (finish_rows).
     int fused_window() const {
         if (I || Lanes || K == kQAvg || AW.d != 1 || c->ds[4] != 1 || !all_w || AW.out < Vec<T>::lanes) return 0;
-        const bool small = AW.s >= 2 && AW.s <= 4 && AW.k >= 2 && AW.k <= 4;
+        const bool small = AW.s >= 1 && AW.s <= 4 && AW.k >= 2 && AW.k <= 4;
         const int code = small ? (int)(16 * AW.s + AW.k) : 0;
-        return code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
     }
 
     // Taps per pass of stack_taps: the most L1 sets a window's src strips
@@ -408,7 +408,7 @@ struct SepPass {
         for (int64_t ow = 0;; ow += VL) {
             if (ow > last) ow = last;
             const typename Vec<T>::V v = strided_windows<T, K, S, KW>(X + ow * S);
-            if constexpr (K == kMax) store_as<T>(out + ow, v);
+            if constexpr (K == kMax) store_as<T, true>(out + ow, v);
             else if constexpr (K == kAvg) store_as<T>(out + ow, v / (dh * *(const VU *)(wdiv + ow)));
             if (ow == last) break;
         }
@@ -416,6 +416,8 @@ struct SepPass {
     template <typename Src>
     void finish_row(const Src *X, T *out, Div dh) {
         switch (fused) {
+        case 0x12: strided_row<1, 2>(X, out, dh); break;
+        case 0x13: strided_row<1, 3>(X, out, dh); break;
         case 0x22: strided_row<2, 2>(X, out, dh); break;
         case 0x23: strided_row<2, 3>(X, out, dh); break;
         case 0x33: strided_row<3, 3>(X, out, dh); break;
@@ -425,10 +427,10 @@ struct SepPass {
 
     // The fused W pass (fused_window) of output rows [oh0, oh1): from the
     // stacked padded rows, or (stack null) straight from the src rows when a
-    // window is one row whose taps never leave it (no W padding, KW == S:
-    // the loads end at the row's last element).
+    // window is one row whose taps never leave it (no W padding, and loads
+    // that end at the row's last element: KW <= S, or stride 1).
     bool finish_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, const Acc *stack) {
-        const bool direct = !stack && AD.k == 1 && AH.k == 1 && AW.k == AW.s && dense_rows() &&
+        const bool direct = !stack && AD.k == 1 && AH.k == 1 && (AW.k <= AW.s || AW.s == 1) && dense_rows() &&
                             valid_lo() == 0 && valid_hi() == g.wp;
         if (!fused || (!stack && !direct)) return false;
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2];
@@ -491,6 +493,7 @@ struct SepPass {
         }
         if (!I) {
             vertical(fP, fPi, prows, xl, nr, fB, fBi, jr0);
+            if (finish_rows(n, ch, od, oh0, oh1, fB)) return;
             horizontal(fB, fBi, nr, fA, fAi, fC, fCi, &yw);
         } else {   // indices: W first (row-major first maximum)
             horizontal(fP, fPi, prows, fA, fAi, fB, fBi, &yw);
