@@ -337,17 +337,13 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
     typedef typename Traits<T>::Acc Acc;
     if constexpr (__is_same(T, Acc)) {
         store_vec<T>(o, v);
-    } else if constexpr (__is_same(T, bf16) && Exact) {
-        typedef int32_t I __attribute__((vector_size(kVecBytes)));
-        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        const I u = (I)v, nan = (u & 0x7fffffff) > 0x7f800000;
-        isa_store_u16(o, (IsaI32)((I)((U)u >> 16) | (nan & 0x40)));
     } else if constexpr (__is_same(T, bf16)) {
         // bf16_bits with the NaN test as one float compare (v != v) rather
         // than an unsigned integer one (three instructions on AVX2)
         typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        const U u = (U)v, hi = u >> 16, rounded = (u + 0x7fffu + (hi & 1u)) >> 16;
-        isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : rounded));
+        const U u = (U)v, hi = u >> 16;
+        const U kept = Exact ? hi : (u + 0x7fffu + (hi & 1u)) >> 16;
+        isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : kept));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
             isa_store_f16(o, (IsaF32)v);

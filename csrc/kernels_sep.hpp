@@ -9,8 +9,8 @@
 //   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
 //     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
-// One lane with a small strided window (k2/k3 s2, k3 s3, k4 s4: most NCX
-// downsampling) fuses the W pass and the finish in registers
+// One lane with a small window (k2/k3 s2, k3 s3, k4 s4: most NCX
+// downsampling; k2/k3 s1) fuses the W pass and the finish in registers
 // (kernels_phases.hpp), reading the stacked D/H result or, for windows of
 // one row, src itself.
 // With indices the W pass comes first (row-major first maximum); for values
@@ -97,8 +97,8 @@ struct SepPass {
     // element: W pass and finish in registers (finish_rows).
     int fused_window() const {
         if (I || Lanes || K == kQAvg || AW.d != 1 || c->ds[4] != 1 || !all_w || AW.out < Vec<T>::lanes) return 0;
-        const bool small = AW.s >= 1 && AW.s <= 4 && AW.k >= 2 && AW.k <= 4;
-        const int code = small ? (int)(16 * AW.s + AW.k) : 0;
+        if (AW.s > 4 || AW.k > 4) return 0;   // the code below would collide
+        const int code = (int)(16 * AW.s + AW.k);
         return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
     }
 
