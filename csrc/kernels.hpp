@@ -331,19 +331,23 @@ static inline typename Vec<T>::V load_vec(const T *p) {
 // Stores one vector of accumulators as Vec<T>::lanes values of T, rounded
 // like Traits<T>::store (8-bit types: the values are already in range).
 // Exact: every lane already is a value of T (maxima), so bf16 only drops
-// the low half (NaN still made quiet, as the rounding would).
+// the low half (NaN still made quiet, as the rounding would).  Otherwise the
+// lanes are quotients of sums of widened values (averages): for bf16 their
+// NaNs came out of arithmetic, already quiet, with a zero low half (widened
+// payloads, or the default NaN), so rounding them carries nothing into the
+// high half and bf16_bits' NaN test is not needed.
 template <typename T, bool Exact = false>
 static inline void store_as(T *o, typename Vec<T>::V v) {
     typedef typename Traits<T>::Acc Acc;
     if constexpr (__is_same(T, Acc)) {
         store_vec<T>(o, v);
     } else if constexpr (__is_same(T, bf16)) {
-        // bf16_bits with the NaN test as one float compare (v != v) rather
-        // than an unsigned integer one (three instructions on AVX2)
         typedef uint32_t U __attribute__((vector_size(kVecBytes)));
         const U u = (U)v, hi = u >> 16;
-        const U kept = Exact ? hi : (u + 0x7fffu + (hi & 1u)) >> 16;
-        isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : kept));
+        // the NaN test as one float compare (v != v) rather than bf16_bits'
+        // unsigned integer one (three instructions on AVX2)
+        if constexpr (Exact) isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : hi));
+        else isa_store_u16(o, (IsaI32)((u + 0x7fffu + (hi & 1u)) >> 16));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
             isa_store_f16(o, (IsaF32)v);
