@@ -4,6 +4,9 @@
 // in blocks of kBlockVecs vectors kept in registers while the window's taps
 // are visited in row-major order (depth, height, width); the tail block uses
 // the same code with a runtime length.  Indices take the plain array path.
+// Stride-1 windows pool each input position's rows once and then combine
+// columns (flat rows over dense (w, c) rows; slid blocks otherwise), borders
+// point by point.
 
 constexpr int kBlockVecs = 4;
 // Large windows that share no rows with their neighbours (global ones
@@ -163,6 +166,85 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
     }
 }
 
+// Stride-1 windows over rows dense in (w, c): an output row's full windows
+// are flat over x = (ow - fw0) * C + c.  Each input position's (d, h) rows
+// are pooled once into P (P[x] = rows at X + x), and an output combines KW
+// of those a column apart, left to right (the slid blocks' order):
+// o[x] = finish(P[x] (+) P[x + step] (+) ... (+) P[x + span]).  P runs a
+// window's span ahead of the outputs: its newest column stays in registers,
+// the others come back from L1.  The head and the tail are single vectors
+// overlapping their neighbours (dst never overlaps src, and a position
+// pooled twice is the same value), so blocks start where the src loads are
+// aligned (loads split across cache lines cost up to 30%).
+constexpr int kFlatVecs = 4;
+
+// Outputs [x, x + NV * Vec<T>::lanes) of flat_row (KW: the window, 0 = kw at run time).
+template <typename T, int K, int KW, int NV>
+static inline __attribute__((always_inline)) void flat_block(
+        const T *X, const int64_t *roff, int64_t nrows, int64_t kw, int64_t step, typename Traits<T>::Acc *P,
+        T *__restrict o, int64_t x, typename AvgOut<T, K>::Div div, int32_t nvalid, QParams q) {
+    typedef typename Vec<T>::V V;
+    typedef typename Vec<T>::VU VU;
+    constexpr int64_t VL = Vec<T>::lanes;
+    if constexpr (KW != 0) kw = KW;
+    const int64_t span = (kw - 1) * step;
+    V vn[NV];
+    for (int j = 0; j < NV; ++j) vn[j] = load_vec<T>(X + roff[0] + span + x + j * VL);
+    for (int64_t r = 1; r < nrows; ++r)
+        for (int j = 0; j < NV; ++j) vn[j] = vcombine<K>(vn[j], load_vec<T>(X + roff[r] + span + x + j * VL));
+    // stored before the reads below: columns under a vector apart (C < lanes) read these
+    for (int j = 0; j < NV; ++j) *(VU *)(P + span + x + j * VL) = vn[j];
+    for (int j = 0; j < NV; ++j) {
+        V acc = vn[j];
+        if (kw > 1) {
+            acc = *(const VU *)(P + x + j * VL);
+            for (int64_t t = 1; t + 1 < kw; ++t) acc = vcombine<K>(acc, *(const VU *)(P + x + t * step + j * VL));
+            acc = vcombine<K>(acc, vn[j]);
+        }
+        finish_vec<T, K>(o + x + j * VL, acc, nvalid, div, q);
+    }
+}
+
+// n >= Vec<T>::lanes outputs of one row: X is src at the first window's
+// input column, P the pooled rows' scratch (n + span values and a vector).
+template <typename T, int K, int KW>
+__attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, int64_t nrows, int64_t kw, int64_t step,
+                     typename Traits<T>::Acc *P, T *__restrict o, int64_t n, typename AvgOut<T, K>::Div div,
+                     int32_t nvalid, QParams q) {
+    typedef typename Traits<T>::Acc Acc;
+    constexpr int64_t VL = Vec<T>::lanes;
+    constexpr uintptr_t LB = VL * sizeof(T);   // bytes per src load
+    if constexpr (KW != 0) kw = KW;
+    const int64_t span = (kw - 1) * step;
+    int64_t x = 0;
+    for (; x + VL <= span; x += VL) {
+        typename Vec<T>::V v = load_vec<T>(X + roff[0] + x);
+        for (int64_t r = 1; r < nrows; ++r) v = vcombine<K>(v, load_vec<T>(X + roff[r] + x));
+        *(typename Vec<T>::VU *)(P + x) = v;
+    }
+    for (; x < span; ++x) {
+        Acc v = Traits<T>::load(X[roff[0] + x]);
+        for (int64_t r = 1; r < nrows; ++r) v = combine<Acc, K>(v, Traits<T>::load(X[roff[r] + x]));
+        P[x] = v;
+    }
+    const uintptr_t a0 = (uintptr_t)(X + roff[0] + span);
+    x = a0 % sizeof(T) ? 0 : (int64_t)((LB - a0 % LB) % LB / sizeof(T));
+    if (x + VL > n) x = 0;
+    if (x) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, 0, div, nvalid, q);
+    for (; x + kFlatVecs * VL <= n; x += kFlatVecs * VL)
+        flat_block<T, K, KW, kFlatVecs>(X, roff, nrows, kw, step, P, o, x, div, nvalid, q);
+    for (; x + VL <= n; x += VL) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, x, div, nvalid, q);
+    if (x < n) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, n - VL, div, nvalid, q);
+}
+template <typename T, int K>
+static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t kw, int64_t step,
+                         typename Traits<T>::Acc *P, T *o, int64_t n, typename AvgOut<T, K>::Div div, int32_t nvalid,
+                         QParams q) {
+    if (kw == 3) flat_row<T, K, 3>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
+    else if (kw == 2) flat_row<T, K, 2>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
+    else flat_row<T, K, 0>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
+}
+
 // Reduces the n taps at X + off[t] (C values each, in order) into acc,
 // kStreamTaps per pass.
 template <typename T, int K>
@@ -179,7 +261,9 @@ static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const i
 // a window's own rounding; quantized sums are exact integers either way).
 // A block walks a whole row, so only short channel rows slide (long ones
 // reach the next position a page away); stride 2 (k3 s2) measured slower
-// than the register blocks, so only stride 1 slides.
+// than the register blocks, so only stride 1 slides.  Rows dense in (w, c)
+// go as flat rows instead (the same order and bits, faster): what slides are
+// quantized averages (16-bit sums) and rows with gaps between columns.
 constexpr int kSlideVecs = 2;   // vectors per block: KW + 2 blocks stay in AVX2's 16 registers
 constexpr int64_t kSlideRowBytes = 1024;
 
@@ -282,6 +366,18 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
+    // Stride-1 rows dense in (w, c): the full windows [fw0, fw1) of a row
+    // (one divisor) go as one flat row (flat_row).
+    int64_t fw0 = 0, fw1 = 0;
+    if (!WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C) {
+        while (fw0 < AW.out && AW.kbeg[fw0] != 0) ++fw0;
+        fw1 = fw0;
+        while (fw1 < AW.out && AW.kbeg[fw1] == 0 && AW.kend[fw1] == AW.k && AW.div[fw1] == AW.div[fw0]) ++fw1;
+        if ((fw1 - fw0) * C < Vec<T>::lanes) fw0 = fw1 = 0;
+    }
+    int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
+    // flat_row's pooled rows, 64-byte aligned
+    typename Traits<T>::Acc *pooled = (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C) + 63) & ~(uintptr_t)63);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
         int64_t nrows = 0;
@@ -314,7 +410,6 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                                        xo + c0 * c->xs[1], c->xs[1], nvalid);
             } else if (stream) {
                 typedef typename Traits<T>::Acc Acc;
-                int64_t *toff = ridx + c->taps_max;   // the window's taps, from p0
                 int64_t nt = 0;
                 for (int64_t rr = 0; rr < nrows; ++rr)
                     for (int64_t kw = 0; kw < nkw; ++kw) toff[nt++] = roff[rr] + kw * kstep;
@@ -336,22 +431,32 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
             }
         };
-        // Interior windows of k3 s1 / k2 s1 rows slide over their columns in
-        // full blocks; borders and the channel tail go point by point.
-        int64_t ow0 = 0, ow1 = 0, c_slid = 0;
-        if (slide && nrows > 0 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
+        // Columns [ow0, ow1) have channels [0, c_done) done as a flat row or
+        // slid (full windows of stride-1 rows); the rest go point by point
+        // (one call site: the point code stays inlined).
+        int64_t ow0 = 0, ow1 = 0, c_done = 0;
+        if (fw1 > fw0 && nrows > 0) {
+            const Div div = (Div)(div_dh * AW.div[fw0]);
+            flat_row_any<T, K>(src_n + (fw0 - AW.pb) * C, roff, nrows, AW.k, AW.d * C, pooled,
+                               dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * C, (fw1 - fw0) * C, div,
+                               (int32_t)(nrows * AW.k), point_params<K>(c, div));
+            ow0 = fw0, ow1 = fw1, c_done = C;
+        } else if (slide && nrows > 0 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
             while (ow0 < AW.out && AW.kbeg[ow0] != 0) ++ow0;
             ow1 = ow0;
             while (ow1 < AW.out && AW.kbeg[ow1] == 0 && AW.kend[ow1] == AW.k) ++ow1;
             if (ow1 - ow0 >= 2) {
                 constexpr int64_t SB = kSlideVecs * SlideOps<T, K>::lanes;
                 T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
-                for (; c_slid + SB <= C; c_slid += SB)
-                    slide(src_n + c_slid, roff, nrows, c->ss[4], o_row + c_slid, c->ds[4], ow0, ow1, AW.pb, div_dh, AW, c);
+                for (; c_done + SB <= C; c_done += SB)
+                    slide(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], ow0, ow1, AW.pb, div_dh, AW, c);
             } else {
                 ow0 = ow1 = 0;
             }
         }
-        for (int64_t ow = 0; ow < AW.out; ++ow) point(ow, ow >= ow0 && ow < ow1 ? c_slid : 0);
+        for (int64_t ow = 0; ow < AW.out; ++ow) {
+            const int64_t c_first = ow >= ow0 && ow < ow1 ? c_done : 0;
+            if (c_first < C) point(ow, c_first);
+        }
     }
 }

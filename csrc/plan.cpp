@@ -418,9 +418,12 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         scratch_bytes = c.sep.total;
     } else if (variant == kChannelBlock) {
         // row offsets and index values of a window's (d, h) rows; a streamed
-        // window's tap offsets and partial results
+        // window's tap offsets and partial results; stride 1: a row's pooled
+        // (d, h) rows (64-byte aligned, a vector of slack)
+        const AxisPlan &AW = p->ax[2];
         c.taps_max = p->ax[0].k * p->ax[1].k;
-        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * p->ax[2].k) + (size_t)d.channels);
+        const size_t pooled = AW.s == 1 ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 16 : 0;
+        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * AW.k) + (size_t)d.channels + pooled);
     }
 
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();

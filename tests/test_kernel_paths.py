@@ -24,12 +24,21 @@ CASES = [
     ("inception-like avg k3 s1 exclude", "AvgPool", (1, 12, 17, 19),
      dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
     ("vgg-like k2 s2", "MaxPool", (2, 6, 24, 22), dict(kernel=[2, 2], strides=[2, 2])),
-    # NXC k3 s1 / k2 s1 interiors slide over columns in blocks of 16 (8 for f64) channels; the rest point by point
-    ("k3 s1 avg exclude, columns slid with a channel tail", "AvgPool", (2, 37, 13, 15),
+    # NXC stride-1 rows: the full windows of a row as one flat row (each input
+    # position's rows pooled once, then a window's columns), blocks aligned to
+    # src with overlapping head and tail vectors; border columns point by point
+    ("k3 s1 avg exclude, flat rows", "AvgPool", (2, 37, 13, 15),
      dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
-    ("k2 s1 max, columns slid", "MaxPool", (1, 40, 9, 11), dict(kernel=[2, 2])),
-    ("3d k3 s1 avg, columns slid over nine rows", "AvgPool", (1, 20, 5, 6, 7),
+    ("k2 s1 max, flat rows", "MaxPool", (1, 40, 9, 11), dict(kernel=[2, 2])),
+    ("3d k3 s1 avg, flat rows of nine pooled rows", "AvgPool", (1, 20, 5, 6, 7),
      dict(kernel=[3, 3, 3], pads_begin=[1, 1, 1], pads_end=[1, 0, 1])),
+    ("k3 s1 avg, 3 channels (a block reads back its own pooled rows)", "AvgPool", (2, 3, 9, 40),
+     dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
+    ("k5x4 s1 max dilated along W (window size at run time)", "MaxPool", (1, 10, 11, 30),
+     dict(kernel=[5, 4], dilations=[1, 2], pads_begin=[2, 3], pads_end=[2, 3])),
+    ("1d k3 s1 avg, flat rows of one input row", "AvgPool", (2, 20, 50), dict(kernel=[3], pads_begin=[1], pads_end=[1])),
+    ("k2x3 s1 avg ceil, windows starting in the padding", "AvgPool", (1, 9, 10, 12),
+     dict(kernel=[2, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
     ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
     ("stride 4 k4 1d", "AvgPool", (2, 9, 203), dict(kernel=[4], strides=[4])),
     # NCX k2/k3 s2, k3 s3, k4 s4 rows of 64 or more finish in registers
@@ -147,6 +156,78 @@ def test_strided_nxc_rows_match_dense_rows(kind):
         np.testing.assert_array_equal(got, want.astype(np.float32))
     else:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance("f32", view))
+
+
+def placed(x, offset_bytes):
+    """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
+    raw = np.empty(x.nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset_bytes
+    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.parametrize("dtype", ("f32", "bf16", "f64"))
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+def test_flat_rows_whatever_the_alignment(kind, dtype):
+    """NXC stride-1 rows start their blocks where src loads are aligned, with an
+    overlapping head vector: every src and dst alignment gives the same bits,
+    and the reference's values."""
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, (1, 24, 7, 21), dtype, 11), 1, -1))
+    attrs = dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True) if kind == "AvgPool" \
+        else dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs))
+    base = prim.execute(placed(x, 0)).astype(np.float64)
+    itemsize = x.dtype.itemsize
+    for src_off in range(0, 64, itemsize):
+        dst = placed(np.zeros(base.shape, x.dtype), (src_off * 3) % 64)
+        prim.execute(placed(x, src_off), dst=dst)
+        np.testing.assert_array_equal(dst.astype(np.float64), base, err_msg=f"src offset {src_off}")
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(base, want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        np.testing.assert_allclose(base, want, rtol=0, atol=tolerance(dtype, x) + (
+            np.abs(want).max() * 8e-3 if dtype == "bf16" else 0))
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+def test_strided_nxc_stride_one_rows_match_dense_rows(kind):
+    """NXC k3 s1 rows that are not dense in memory slide over their columns
+    instead of the flat rows: both pool rows first, then columns, so they
+    agree bit for bit (64 channels: whole slid blocks for every ISA; a
+    channel tail would go point by point, in row-major order)."""
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, (1, 64, 12, 30), "f32", 9), 1, -1))
+    view = x[:, :, ::2, :]                                # W stride 2*C: not dense rows
+    attrs = dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True) if kind == "AvgPool" \
+        else dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])
+    prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, "f32", data_format="NXC", **attrs))
+    np.testing.assert_array_equal(prim.execute(view), prim.execute(np.ascontiguousarray(view)))
+
+
+def test_bf16_average_nan_and_infinities():
+    """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
+    quiet, with a zero low half): NaN, an infinity, and both infinities in
+    windows of every kernel path give NaN, the infinity, and NaN."""
+    for layout, shape in (("NXC", (1, 9, 12, 40)), ("NCX", (1, 40, 9, 12)), ("NCX", (1, 3, 13, 140))):
+        x = np.ones(shape, ml_dtypes.bfloat16)          # NCX; channel 0 gets the specials
+        x[0, 0, 2, 3] = np.nan
+        x[0, 0, 6, 10] = np.inf
+        x[0, 0, 7, 5] = np.inf
+        x[0, 0, 7, 6] = -np.inf
+        x.view(np.uint16)[0, 0, 4, 4] = 0x7f81           # a signalling NaN: the average is a quiet NaN
+        if layout == "NXC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        for attrs in (dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True),
+                      dict(kernel=[3, 3], strides=[2, 2])):
+            got = dp.avg_pool(x, data_format=layout, **attrs)
+            want, _ = reference.padded_formulation(x, dict(attrs, kind="AvgPool", data_format=layout))
+            g = got.astype(np.float64)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+            np.testing.assert_array_equal(np.isinf(g) & (g > 0), np.isinf(want) & (want > 0))
+            np.testing.assert_array_equal(np.isinf(g) & (g < 0), np.isinf(want) & (want < 0))
+            nan_bits = got.view(np.uint16)[np.isnan(g)]
+            assert np.all((nan_bits & 0x7fc0) == 0x7fc0), [hex(b) for b in nan_bits]   # quiet NaNs
 
 
 def test_long_line_running_precision():
