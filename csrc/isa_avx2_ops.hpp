@@ -35,6 +35,10 @@ static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
 static inline void isa_store_u16(void *p, IsaI32 v) {
     _mm_storeu_si128((__m128i *)p, _mm_packus_epi32(_mm256_castsi256_si128((__m256i)v), _mm256_extracti128_si256((__m256i)v, 1)));
 }
+// Two vectors' low halves (a's lanes, then b's): one pack and one lane fix for both.
+static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(_mm256_packus_epi32((__m256i)a, (__m256i)b), 0xd8));
+}
 // a > b ? a : b in one instruction (GCC writes the NaN-aware select around
 // it as two compares instead).
 static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm256_max_ps((__m256)a, (__m256)b); }

@@ -45,6 +45,10 @@ static inline void isa_store_8bit(int8_t *p, IsaI32 v) {
 static inline void isa_store_u16(void *p, IsaI32 v) {
     _mm256_storeu_si256((__m256i *)p, _mm512_maskz_cvtepi32_epi16(kAll, (__m512i)v));
 }
+static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {   // a narrowing store is one instruction here
+    isa_store_u16(p, a);
+    isa_store_u16((char *)p + 32, b);
+}
 static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm512_maskz_max_ps(kAll, (__m512)a, (__m512)b); }
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm512_maskz_max_pd((__mmask8)0xff, (__m512d)a, (__m512d)b); }
 #include "kernels.hpp"

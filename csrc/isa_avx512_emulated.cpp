@@ -66,6 +66,10 @@ static inline void isa_store_u16(void *p, IsaI32 v) {
     half::isa_store_u16(p, half_of<half::IsaI32>(v, 0));
     half::isa_store_u16((char *)p + 16, half_of<half::IsaI32>(v, 1));
 }
+static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
+    half::isa_store_u16_pair(p, half_of<half::IsaI32>(a, 0), half_of<half::IsaI32>(a, 1));
+    half::isa_store_u16_pair((char *)p + 32, half_of<half::IsaI32>(b, 0), half_of<half::IsaI32>(b, 1));
+}
 template <typename W, typename H>
 static inline W max_by_halves(W a, W b) {
     return join<W>(half::isa_max(half_of<H>(a, 0), half_of<H>(b, 0)), half::isa_max(half_of<H>(a, 1), half_of<H>(b, 1)));

@@ -82,6 +82,10 @@ static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm_max_pd((__
 template <typename V>
 static inline V isa_max(V a, V b) { return a > b ? a : b; }
 #endif
+static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
+    isa_store_u16(p, a);
+    isa_store_u16((char *)p + 8, b);
+}
 static inline IsaF32 isa_load_f16(const void *) { return (IsaF32){}; }
 static inline void isa_store_f16(void *, IsaF32) {}
 #include "kernels.hpp"

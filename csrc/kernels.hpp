@@ -359,6 +359,20 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
     }
 }
 
+// store_as of two consecutive vectors: rounded bf16 packs both at once.
+template <typename T>
+static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V b) {
+    if constexpr (__is_same(T, bf16)) {
+        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
+        const U ua = (U)a, ub = (U)b;   // as store_as (no NaN test: averages)
+        isa_store_u16_pair(o, (IsaI32)((ua + 0x7fffu + ((ua >> 16) & 1u)) >> 16),
+                           (IsaI32)((ub + 0x7fffu + ((ub >> 16) & 1u)) >> 16));
+    } else {
+        store_as<T>(o, a);
+        store_as<T>(o + Vec<T>::lanes, b);
+    }
+}
+
 // buf[x] = widened p[x] for x < n, whole vectors then the tail (f32/f64:
 // GCC's own copy loop, faster on short rows).
 template <typename T>

@@ -37,6 +37,17 @@ static inline void finish_vec(T *o, typename Vec<T>::V v, int32_t nvalid, typena
     else store_as<T>(o, v / div);
 }
 
+// finish_vec of NV consecutive vectors (averages store them in pairs).
+template <typename T, int K, int NV>
+static inline void finish_vecs(T *o, const typename Vec<T>::V *v, int32_t nvalid, typename AvgOut<T, K>::Div div,
+                               QParams q) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    int j = 0;
+    if constexpr (K == kAvg)
+        for (; j + 2 <= NV; j += 2) store_pair_as<T>(o + j * VL, v[j] / div, v[j + 1] / div);
+    for (; j < NV; ++j) finish_vec<T, K>(o + j * VL, v[j], nvalid, div, q);
+}
+
 // Writes `m` finished accumulators of one output point (whole vectors, then
 // the tail element by element: both round the same way).
 template <typename T, int K>
@@ -127,8 +138,7 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
             for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
             return;
         }
-        const QParams q = point_params<K>(c, div);   // finish in registers
-        for (int j = 0; j < kBlockVecs; ++j) finish_vec<T, K>(o + j * VL, acc[j], (int32_t)nvalid, div, q);
+        finish_vecs<T, K, kBlockVecs>(o, acc, (int32_t)nvalid, div, point_params<K>(c, div));   // in registers
     } else {
         Acc res[VB];
         for (int64_t i = 0; i < m; ++i) res[i] = identity<T, K>();
@@ -194,15 +204,16 @@ static inline __attribute__((always_inline)) void flat_block(
         for (int j = 0; j < NV; ++j) vn[j] = vcombine<K>(vn[j], load_vec<T>(X + roff[r] + span + x + j * VL));
     // stored before the reads below: columns under a vector apart (C < lanes) read these
     for (int j = 0; j < NV; ++j) *(VU *)(P + span + x + j * VL) = vn[j];
+    V acc[NV];
     for (int j = 0; j < NV; ++j) {
-        V acc = vn[j];
+        acc[j] = vn[j];
         if (kw > 1) {
-            acc = *(const VU *)(P + x + j * VL);
-            for (int64_t t = 1; t + 1 < kw; ++t) acc = vcombine<K>(acc, *(const VU *)(P + x + t * step + j * VL));
-            acc = vcombine<K>(acc, vn[j]);
+            acc[j] = *(const VU *)(P + x + j * VL);
+            for (int64_t t = 1; t + 1 < kw; ++t) acc[j] = vcombine<K>(acc[j], *(const VU *)(P + x + t * step + j * VL));
+            acc[j] = vcombine<K>(acc[j], vn[j]);
         }
-        finish_vec<T, K>(o + x + j * VL, acc, nvalid, div, q);
     }
+    finish_vecs<T, K, NV>(o + x, acc, nvalid, div, q);
 }
 
 // n >= Vec<T>::lanes outputs of one row: X is src at the first window's
