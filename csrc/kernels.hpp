@@ -39,13 +39,15 @@ template <> struct Traits<_Float16> {
     static inline _Float16 lowest() { return (_Float16)-65504.0f; }
     static inline Acc max_init() { return -__builtin_inff(); }
 };
-// bf16 bits of f32 bits u (a scalar or a vector of lanes): nearest, ties to
-// even; NaN stays NaN, made quiet.
+// bf16 bits of the f32 bits u of a number (a scalar or a vector of lanes):
+// nearest, ties to even.
+template <typename U>
+static inline U bf16_rounded(U u) { return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; }
+// bf16_rounded for any f32: NaN stays NaN, made quiet.
 template <typename U>
 static inline U bf16_bits(U u) {
-    const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const U quiet_nan = (u >> 16) | 0x40u;
-    return (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+    return (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : bf16_rounded(u);
 }
 
 template <> struct Traits<bf16> {
@@ -347,7 +349,7 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
         // the NaN test as one float compare (v != v) rather than bf16_bits'
         // unsigned integer one (three instructions on AVX2)
         if constexpr (Exact) isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : hi));
-        else isa_store_u16(o, (IsaI32)((u + 0x7fffu + (hi & 1u)) >> 16));
+        else isa_store_u16(o, (IsaI32)bf16_rounded(u));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
             isa_store_f16(o, (IsaF32)v);
@@ -364,9 +366,7 @@ template <typename T>
 static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V b) {
     if constexpr (__is_same(T, bf16)) {
         typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        const U ua = (U)a, ub = (U)b;   // as store_as (no NaN test: averages)
-        isa_store_u16_pair(o, (IsaI32)((ua + 0x7fffu + ((ua >> 16) & 1u)) >> 16),
-                           (IsaI32)((ub + 0x7fffu + ((ub >> 16) & 1u)) >> 16));
+        isa_store_u16_pair(o, (IsaI32)bf16_rounded((U)a), (IsaI32)bf16_rounded((U)b));   // as store_as: averages
     } else {
         store_as<T>(o, a);
         store_as<T>(o + Vec<T>::lanes, b);

@@ -222,24 +222,13 @@ template <typename T, int K, int KW>
 __attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, int64_t nrows, int64_t kw, int64_t step,
                      typename Traits<T>::Acc *P, T *__restrict o, int64_t n, typename AvgOut<T, K>::Div div,
                      int32_t nvalid, QParams q) {
-    typedef typename Traits<T>::Acc Acc;
     constexpr int64_t VL = Vec<T>::lanes;
     constexpr uintptr_t LB = VL * sizeof(T);   // bytes per src load
     if constexpr (KW != 0) kw = KW;
     const int64_t span = (kw - 1) * step;
-    int64_t x = 0;
-    for (; x + VL <= span; x += VL) {
-        typename Vec<T>::V v = load_vec<T>(X + roff[0] + x);
-        for (int64_t r = 1; r < nrows; ++r) v = vcombine<K>(v, load_vec<T>(X + roff[r] + x));
-        *(typename Vec<T>::VU *)(P + x) = v;
-    }
-    for (; x < span; ++x) {
-        Acc v = Traits<T>::load(X[roff[0] + x]);
-        for (int64_t r = 1; r < nrows; ++r) v = combine<Acc, K>(v, Traits<T>::load(X[roff[r] + x]));
-        P[x] = v;
-    }
+    taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
     const uintptr_t a0 = (uintptr_t)(X + roff[0] + span);
-    x = a0 % sizeof(T) ? 0 : (int64_t)((LB - a0 % LB) % LB / sizeof(T));
+    int64_t x = a0 % sizeof(T) ? 0 : (int64_t)((LB - a0 % LB) % LB / sizeof(T));
     if (x + VL > n) x = 0;
     if (x) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, 0, div, nvalid, q);
     for (; x + kFlatVecs * VL <= n; x += kFlatVecs * VL)
@@ -377,15 +366,16 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
-    // Stride-1 rows dense in (w, c): the full windows [fw0, fw1) of a row
-    // (one divisor) go as one flat row (flat_row).
-    int64_t fw0 = 0, fw1 = 0;
-    if (!WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C) {
-        while (fw0 < AW.out && AW.kbeg[fw0] != 0) ++fw0;
-        fw1 = fw0;
-        while (fw1 < AW.out && AW.kbeg[fw1] == 0 && AW.kend[fw1] == AW.k && AW.div[fw1] == AW.div[fw0]) ++fw1;
-        if ((fw1 - fw0) * C < Vec<T>::lanes) fw0 = fw1 = 0;
-    }
+    // Output columns [fw0, fw1) see their whole window (the same in every
+    // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
+    // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
+    // otherwise.
+    int64_t fw0 = 0, fw1, flat1;
+    while (fw0 < AW.out && AW.kbeg[fw0] != 0) ++fw0;
+    for (fw1 = fw0; fw1 < AW.out && AW.kbeg[fw1] == 0 && AW.kend[fw1] == AW.k;) ++fw1;
+    for (flat1 = fw0; flat1 < fw1 && AW.div[flat1] == AW.div[fw0];) ++flat1;
+    const bool flat = !WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C &&
+                      (flat1 - fw0) * C >= Vec<T>::lanes;
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     // flat_row's pooled rows, 64-byte aligned
     typename Traits<T>::Acc *pooled = (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C) + 63) & ~(uintptr_t)63);
@@ -446,24 +436,18 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         // slid (full windows of stride-1 rows); the rest go point by point
         // (one call site: the point code stays inlined).
         int64_t ow0 = 0, ow1 = 0, c_done = 0;
-        if (fw1 > fw0 && nrows > 0) {
+        if (flat && nrows > 0) {
             const Div div = (Div)(div_dh * AW.div[fw0]);
             flat_row_any<T, K>(src_n + (fw0 - AW.pb) * C, roff, nrows, AW.k, AW.d * C, pooled,
-                               dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * C, (fw1 - fw0) * C, div,
+                               dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * C, (flat1 - fw0) * C, div,
                                (int32_t)(nrows * AW.k), point_params<K>(c, div));
-            ow0 = fw0, ow1 = fw1, c_done = C;
-        } else if (slide && nrows > 0 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
-            while (ow0 < AW.out && AW.kbeg[ow0] != 0) ++ow0;
-            ow1 = ow0;
-            while (ow1 < AW.out && AW.kbeg[ow1] == 0 && AW.kend[ow1] == AW.k) ++ow1;
-            if (ow1 - ow0 >= 2) {
-                constexpr int64_t SB = kSlideVecs * SlideOps<T, K>::lanes;
-                T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
-                for (; c_done + SB <= C; c_done += SB)
-                    slide(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], ow0, ow1, AW.pb, div_dh, AW, c);
-            } else {
-                ow0 = ow1 = 0;
-            }
+            ow0 = fw0, ow1 = flat1, c_done = C;
+        } else if (slide && nrows > 0 && fw1 - fw0 >= 2 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
+            constexpr int64_t SB = kSlideVecs * SlideOps<T, K>::lanes;
+            T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
+            for (; c_done + SB <= C; c_done += SB)
+                slide(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW, c);
+            ow0 = fw0, ow1 = fw1;
         }
         for (int64_t ow = 0; ow < AW.out; ++ow) {
             const int64_t c_first = ow >= ow0 && ow < ow1 ? c_done : 0;
