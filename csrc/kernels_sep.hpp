@@ -478,6 +478,12 @@ struct SepPass {
         const int64_t ibase = n * c->is[0] + ch * c->is[1] + id * c->is[2];
         const int64_t nr = oh1 - oh0, xl = g.xlen;
         int64_t yw;
+        if constexpr (!I) {
+            if (g.vstream) {
+                chunk_vstream(n, ch, od, oh0, oh1);
+                return;
+            }
+        }
         if (!I && !g.v_dbl && (valid_hi() - valid_lo()) * L >= kLongRow) {
             chunk_stacked(n, ch, od, oh0, oh1);
             return;
@@ -502,6 +508,90 @@ struct SepPass {
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = AH.kend[oh] - AH.kbeg[oh], r = oh - oh0;
             emit(vcnt ? fC + r * yw : nullptr, fCi + (I ? r * yw : 0), n, ch, od, oh, vcnt);
+        }
+    }
+
+    // Row operations of chunk_vstream over the n valid columns; rows are of
+    // T (widened on load) or of accumulators, combined in scan order.
+    // d = a (+) b, or d = a (b null).
+    template <typename SA, typename SB>
+    static void combine_span(Acc *d, const SA *a, const SB *b, int64_t n) {
+        constexpr int64_t VL = Vec<T>::lanes;
+        int64_t x = 0;
+        for (; x + VL <= n; x += VL) store_vec<T>(d + x, b ? vcombine<K>(load_any<T>(a + x), load_any<T>(b + x)) : load_any<T>(a + x));
+        for (; x < n; ++x) d[x] = b ? combine<Acc, K>(load_one<T>(a[x]), load_one<T>(b[x])) : load_one<T>(a[x]);
+    }
+    // The prefix P = P (+) x (P = x when `first`), then the window V = S (+) P.
+    template <typename SX>
+    static void prefix_window(Acc *V, const Acc *S, Acc *P, const SX *x, bool first, int64_t n) {
+        constexpr int64_t VL = Vec<T>::lanes;
+        int64_t i = 0;
+        for (; i + VL <= n; i += VL) {
+            typename Vec<T>::V p = load_any<T>(x + i);
+            if (!first) p = vcombine<K>(load_any<T>(P + i), p);
+            store_vec<T>(P + i, p);
+            store_vec<T>(V + i, vcombine<K>(load_any<T>(S + i), p));
+        }
+        for (; i < n; ++i) {
+            P[i] = first ? load_one<T>(x[i]) : combine<Acc, K>(P[i], load_one<T>(x[i]));
+            V[i] = combine<Acc, K>(S[i], P[i]);
+        }
+    }
+    // f(valid columns of padded input row j): a src row, its widened copy
+    // (strided rows), or a row of identities outside the input.
+    template <typename F>
+    void with_input_row(int64_t j, F &&f) {
+        const int64_t ih = j - AH.pb;
+        if (ih < 0 || ih >= AH.in) return f((const Acc *)vs_id);
+        const T *x = vs_src + ih * c->ss[3];
+        if (dense_rows()) return f(x);
+        load_row<false>(x, 0, vs_wide, nullptr, valid_lo(), valid_hi());
+        f((const Acc *)vs_wide);
+    }
+    const T *vs_src;   // chunk_vstream: the plane's first valid column of input row 0
+    Acc *vs_id;        // a row of identities
+    Acc *vs_wide;      // a strided row widened
+
+    // Values, one lane, the H window slid by window blocks (the sums and
+    // order of window_blocks, aligned to padded row 0) streaming down the
+    // plane: a block's suffix rows and the next block's running prefix stay
+    // in L1, and each output row goes through the W pass and out at once.
+    // Every src row is read twice, and no pass spills to L2.
+    void chunk_vstream(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t k = AH.k, xl = g.xlen, j0 = valid_lo(), j1 = valid_hi(), len = j1 - j0;
+        const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
+        vs_src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id * c->ss[2] + (j0 - AW.pb) * c->ss[4];
+        Acc *S = fP, *P = fP + k * xl, *V = fB;   // S: the block's suffixes, row j at (j - bs) * xl
+        const Acc id0 = identity<T, K>();
+        vs_id = fP + (k + 1) * xl;
+        fill_pad<T>(vs_id, id0, len);
+        vs_wide = fC;   // free until the W pass, which runs after the row is used
+        int64_t yw;
+        for (int64_t o = oh0; o < oh1;) {
+            const int64_t bs = o - o % k, be = bs + k - 1, oe = bs + k < oh1 ? bs + k : oh1;
+            // Suffixes S[j] = row j (+) ... (+) row be, for j from be down to o.
+            for (int64_t j = be; j >= o; --j)
+                with_input_row(j, [&](auto x) { combine_span(S + (j - bs) * xl, x, j < be ? S + (j + 1 - bs) * xl : nullptr, len); });
+            // Outputs [o, oe): the suffix from o (+) the next block's prefix to o + k - 1.
+            int64_t pj = be + 1;   // the prefix's next row
+            for (; o < oe; ++o) {
+                fill_pad<T>(V, id0, j0);   // spills are overwritten below; the W pass may have destroyed V
+                fill_pad<T>(V + j1, id0, xl - j1);
+                if (o == bs) {   // a window that is its block
+                    combine_span(V + j0, S, (const Acc *)nullptr, len);
+                } else {
+                    for (; pj < o + k - 1; ++pj)   // catching up where a chunk starts inside a block
+                        with_input_row(pj, [&](auto x) {
+                            if (pj == be + 1) combine_span(P, x, (const Acc *)nullptr, len);
+                            else combine_span(P, P, x, len);
+                        });
+                    with_input_row(pj, [&](auto x) { prefix_window(V + j0, S + (o - bs) * xl, P, x, pj == be + 1, len); });
+                    ++pj;
+                }
+                const int64_t vcnt = AH.kend[o] - AH.kbeg[o];
+                if (vcnt) horizontal(V, nullptr, 1, fA, nullptr, fC, nullptr, &yw);
+                emit(vcnt ? fC : nullptr, nullptr, n, ch, od, o, vcnt);
+            }
         }
     }
 

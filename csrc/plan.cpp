@@ -199,6 +199,13 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
         g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
         g.planes = 1;
+        // Values slid by window blocks along rows long enough for them: the
+        // blocks stream down whole planes, holding one block of rows.
+        g.vstream = !with_idx && g.v_dbl && blocks_win(AH.k, is_max, g.xlen);
+        if (g.vstream) {
+            g.chunk = AH.out;
+            g.rows = AH.k + 2;   // a block's suffix rows, the running prefix, the identity
+        }
     } else {
         if (g.v_dbl) {
             g.chunk = (fit - (AH.k - 1)) / 2;
@@ -239,14 +246,14 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.phi = at; at = align64(at + ph_n * ix);
     const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;
     g.toff = at; at = align64(at + nt * 8);
-    g.voff = at; at = align64(at + g.chunk * AD.k * AH.k * 8);
+    g.voff = at; at = align64(at + (g.vstream ? 0 : g.chunk) * AD.k * AH.k * 8);
     g.hb = at; at = align64(at + hb_n * as);
     g.hbi = at; at = align64(at + hb_n * ix);
     g.vr = at; at = align64(at + vr_n * as);
     g.vri = at; at = align64(at + vr_n * ix);
     // Stacked rows: the flat path, and values with one lane (chunk_stacked).
     const bool stacked = g.flat || (lanes == 1 && !with_idx);
-    const int64_t f_n = stacked ? (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64 : 0;
+    const int64_t f_n = !stacked ? 0 : g.vstream ? g.rows * g.xlen + 64 : (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64;
     for (int b = 0; b < 4; ++b) {
         g.fbuf[b] = at; at = align64(at + f_n * as);
         g.fbufi[b] = at; at = align64(at + f_n * ix);

@@ -57,6 +57,16 @@ CASES = [
     ("large window k11 avg padded extent ceil", "AvgPool", (1, 2, 37, 33),
      dict(kernel=[11, 9], strides=[1, 1], pads_begin=[5, 4], pads_end=[5, 4], rounding_type="ceil",
           include_pad_divisor="padded_extent", drop_end_pad_windows=True)),
+    # NCX rows of 256 or more positions: window blocks stream down each plane
+    # (a block's suffix rows and the next block's running prefix), rows outside
+    # the input as identities; every chunk starting at a plane's first row
+    ("large window k15 avg exclude, wide rows streamed", "AvgPool", (1, 3, 40, 250),
+     dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7], exclude_pad=True)),
+    ("large window k9x13 max, wide rows streamed", "MaxPool", (2, 2, 33, 260),
+     dict(kernel=[9, 13], pads_begin=[4, 6], pads_end=[4, 6])),
+    ("large window k11x5 avg padded extent ceil, wide rows streamed", "AvgPool", (1, 2, 30, 300),
+     dict(kernel=[11, 5], pads_begin=[5, 2], pads_end=[6, 2], rounding_type="ceil",
+          include_pad_divisor="padded_extent", drop_end_pad_windows=True)),
     ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
     ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
     ("wide rows k9 avg exclude (NXC column strips, several chunks)", "AvgPool", (1, 64, 30, 100),
@@ -156,6 +166,26 @@ def test_strided_nxc_rows_match_dense_rows(kind):
         np.testing.assert_array_equal(got, want.astype(np.float32))
     else:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance("f32", view))
+
+
+@pytest.mark.parametrize("dtype", ("f32", "bf16"))
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+def test_strided_ncx_rows_streamed_match_dense_rows(kind, dtype):
+    """NCX rows whose positions are not adjacent in memory are widened before
+    the window blocks stream over them: bit for bit the dense rows' results."""
+    x = make_input(kind, (1, 2, 31, 540), dtype, 4)
+    view = x[..., ::2]                                    # W stride 2: not dense rows
+    attrs = dict(kernel=[13, 7], pads_begin=[6, 3], pads_end=[6, 3])
+    prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs))
+    assert prim.kernel_name.split(":")[1] == "separable+wslide+hslide"
+    got = prim.execute(view)
+    np.testing.assert_array_equal(got.astype(np.float64), prim.execute(np.ascontiguousarray(view)).astype(np.float64))
+    want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, view) + (
+            np.abs(want).max() * 8e-3 if dtype == "bf16" else 0))
 
 
 def placed(x, offset_bytes):

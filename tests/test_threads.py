@@ -27,6 +27,10 @@ CASES = {
                                  kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
                                  exclude_pad=True, src_scale=0.37, src_zero_point=128,
                                  dst_scale=0.21, dst_zero_point=120),
+    # window blocks streaming down NCX planes: 2 threads split a plane inside a block
+    "avg_f32_ncx_2d_k15_streamed": dict(kind="AvgPool", src_shape=(1, 3, 37, 250), dtype="f32",
+                                        kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7],
+                                        exclude_pad=True, data_format="NCX"),
     "max_f32_ncx_2d": dict(kind="MaxPool", src_shape=(4, 32, 45, 45), dtype="f32", kernel=[3, 3],
                            strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], data_format="NCX"),
     "max_f16_nxc_3d_colmajor": dict(kind="MaxPool", src_shape=(2, 10, 12, 14, 40), dtype="f16",
