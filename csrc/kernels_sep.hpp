@@ -518,7 +518,10 @@ struct SepPass {
     static void combine_span(Acc *d, const SA *a, const SB *b, int64_t n) {
         constexpr int64_t VL = Vec<T>::lanes;
         int64_t x = 0;
-        for (; x + VL <= n; x += VL) store_vec<T>(d + x, b ? vcombine<K>(load_any<T>(a + x), load_any<T>(b + x)) : load_any<T>(a + x));
+        for (; x + VL <= n; x += VL) {
+            const typename Vec<T>::V va = load_any<T>(a + x);
+            store_vec<T>(d + x, b ? vcombine<K>(va, load_any<T>(b + x)) : va);
+        }
         for (; x < n; ++x) d[x] = b ? combine<Acc, K>(load_one<T>(a[x]), load_one<T>(b[x])) : load_one<T>(a[x]);
     }
     // The prefix P = P (+) x (P = x when `first`), then the window V = S (+) P.
@@ -570,8 +573,10 @@ struct SepPass {
         for (int64_t o = oh0; o < oh1;) {
             const int64_t bs = o - o % k, be = bs + k - 1, oe = bs + k < oh1 ? bs + k : oh1;
             // Suffixes S[j] = row j (+) ... (+) row be, for j from be down to o.
-            for (int64_t j = be; j >= o; --j)
-                with_input_row(j, [&](auto x) { combine_span(S + (j - bs) * xl, x, j < be ? S + (j + 1 - bs) * xl : nullptr, len); });
+            for (int64_t j = be; j >= o; --j) {
+                const Acc *after = j < be ? S + (j + 1 - bs) * xl : nullptr;
+                with_input_row(j, [&](auto x) { combine_span(S + (j - bs) * xl, x, after, len); });
+            }
             // Outputs [o, oe): the suffix from o (+) the next block's prefix to o + k - 1.
             int64_t pj = be + 1;   // the prefix's next row
             for (; o < oe; ++o) {
@@ -585,7 +590,8 @@ struct SepPass {
                             if (pj == be + 1) combine_span(P, x, (const Acc *)nullptr, len);
                             else combine_span(P, P, x, len);
                         });
-                    with_input_row(pj, [&](auto x) { prefix_window(V + j0, S + (o - bs) * xl, P, x, pj == be + 1, len); });
+                    const Acc *suffix = S + (o - bs) * xl;
+                    with_input_row(pj, [&](auto x) { prefix_window(V + j0, suffix, P, x, pj == be + 1, len); });
                     ++pj;
                 }
                 const int64_t vcnt = AH.kend[o] - AH.kbeg[o];
