@@ -57,6 +57,49 @@ def test_peers_agree_with_dnnpool_on_the_tiny_case(result):
     assert result["results"][0]["mismatches"] == {}
 
 
+def test_isolated_engines_give_the_same_record():
+    """Every engine in a worker process of its own (the default for more than one thread):
+    the same engines timed or n/a, the same cross-checks, and a peer that cannot run a
+    variant says why from its process."""
+    isolated = run_benchmark(**dict(TINY, cases=["tiny-maxpool", "qlinear"], dtypes=["f32", "u8"],
+                                    threads=[2]))
+    assert isolated["settings"]["isolate"] == "auto"
+    records = {record["case"]: record for record in isolated["results"]}
+    tiny, quantized = records["tiny-maxpool"], records["qlinear-avgpool-u8"]
+    for record in (tiny, quantized):
+        assert record["isolated"] and record["threads"] == 2
+        assert record["median_us"]["dnnpool"] > 0 and record["mismatches"] == {}
+        assert record["other_load_cpus"] is None or record["other_load_cpus"] >= 0
+    if isolated["engines"]["openvino"]["available"]:
+        assert "FakeQuantize" in quantized["not_available"]["openvino"]
+    in_process = run_benchmark(**dict(TINY, threads=[2], isolate="never"))
+    (record,) = in_process["results"]
+    assert not record["isolated"]
+    assert set(record["median_us"]) == set(tiny["median_us"])
+    assert set(record["not_available"]) == set(tiny["not_available"])
+
+
+def test_worker_reports_an_engine_error_and_exits_on_request():
+    from dnnpool.bench.isolation import EngineProcess
+    worker = EngineProcess("dnnpool")
+    try:
+        (variant,) = shapes.select_variants(["tiny-maxpool"], ["NCX"], ["f32"], (1,))
+        engine = worker.prepare(variant)
+        assert engine.sample(3, 0.001) > 0
+        assert engine.result().shape == (1, 1, 2, 2)
+        engine.close()
+        with pytest.raises(RuntimeError, match="AttributeError"):   # sample before prepare
+            worker.call("sample", (1, 0.0))
+    finally:
+        worker.stop()
+    assert worker._process.returncode == 0
+
+
+def test_run_benchmark_rejects_an_unknown_isolation():
+    with pytest.raises(ValueError, match="isolate='sometimes'"):
+        run_benchmark(**dict(TINY, isolate="sometimes"))
+
+
 def test_json_round_trip_and_table(result):
     assert json.loads(to_json(result)) == result
     table = format_table(result)

@@ -46,6 +46,9 @@ def add_parser(subparsers):
                         help="compare only with these peers (default: every installed one)")
     parser.add_argument("--gap", type=float, metavar="SECONDS",
                         help="idle time after each sample (default 0)")
+    parser.add_argument("--isolate", choices=("auto", "always", "never"),
+                        help="run every engine in a worker process of its own: auto (the "
+                             "default) for variants of more than one thread")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true",
                         help="print the full result as JSON on stdout instead of the table")
@@ -89,7 +92,8 @@ def _measure(args):
     return run_benchmark(cases=args.case, layouts=args.layout, dtypes=args.dtype,
                          threads=args.threads, repeat=args.repeat, quick=args.quick,
                          peers_only=args.peers, targets_only=args.targets,
-                         progress=not args.no_progress, gap_seconds=args.gap)
+                         progress=not args.no_progress, gap_seconds=args.gap,
+                         isolate=args.isolate)
 
 
 def _load(path):

@@ -1,7 +1,8 @@
 """Time dnnpool and the installed peers side by side on the shape set.
 
 Per variant every engine gets the same input, is checked once against dnnpool's output, then
-timed round-robin: repetition r runs the engines in an order rotated by r, so drift (turbo,
+timed round-robin (multi-threaded variants with every engine in a worker process of its own,
+see isolation.py): repetition r runs the engines in an order rotated by r, so drift (turbo,
 other load, cache state) spreads evenly. Each sample runs an engine enough times back to back
 to last about ``sample_seconds``; the reported time is the median sample per call. Unless the
 caller fixes ``repeat``, a variant whose slowest engine would make the repetitions outlast
@@ -16,14 +17,16 @@ import time
 import numpy as np
 
 from . import checks, peers, shapes
+from .isolation import WARM_UP_SECONDS, Workers
 from .load import OtherLoad
 from .progress import progress_bar
 
 SCHEMA = "dnnpool-bench/1"
 DEFAULTS = {"repeat": 15, "sample_seconds": 2e-3, "budget_seconds": 3.0, "gap_seconds": 0.0,
-            "copy_megabytes": 256}
-QUICK = {"repeat": 5, "sample_seconds": 5e-4, "budget_seconds": 1.0, "gap_seconds": 0.0,
-         "copy_megabytes": 64}
+            "copy_megabytes": 256, "isolate": "auto"}
+QUICK = dict(DEFAULTS, repeat=5, sample_seconds=5e-4, budget_seconds=1.0, copy_megabytes=64)
+# When engines run in worker processes of their own: "auto" for variants of more than one thread.
+ISOLATE = ("auto", "always", "never")
 MIN_REPEAT = 3
 _MAX_CALLS_PER_SAMPLE = 10000
 
@@ -68,11 +71,18 @@ def _machine():
     return info
 
 
-def _prepare_all(variant, src, engine_names):
+def _isolated(variant, settings):
+    return settings["isolate"] == "always" or (settings["isolate"] == "auto" and variant.threads > 1)
+
+
+def _prepare_all(variant, src, engine_names, workers):
+    """Each engine set up on the variant's input: in this process on src (which the caller
+    keeps alive: engines may run on its buffer), or (workers) each in its own."""
     prepared, not_available = {}, {}
     for name in engine_names:
         try:
-            prepared[name] = peers.engine_module(name).prepare(variant, src)
+            prepared[name] = (workers.prepare(name, variant) if workers
+                              else peers.engine_module(name).prepare(variant, src))
         except peers.NotSupported as reason:
             not_available[name] = str(reason)
         except Exception as error:  # a peer failing must not stop the benchmark
@@ -86,8 +96,7 @@ def _warm_up_and_check(variant, prepared, not_available):
     outputs = {}
     for name, engine in list(prepared.items()):
         try:
-            engine.activate()
-            engine.run()
+            engine.sample(1)
             outputs[name] = np.array(engine.result(), copy=True)
         except Exception as error:
             not_available[name] = f"error at run time: {type(error).__name__}: {error}"[:200]
@@ -105,8 +114,7 @@ def _warm_up_and_check(variant, prepared, not_available):
 
 def _calls_per_sample(engine, sample_seconds):
     """(calls per sample, estimated seconds per sample) from the best of three calls."""
-    engine.activate()
-    one_call = max(min(_timed(engine.run) for _ in range(3)), 1e-7)
+    one_call = max(min(engine.sample(1) for _ in range(3)), 1e-7)
     calls = max(1, min(_MAX_CALLS_PER_SAMPLE, math.ceil(sample_seconds / one_call)))
     return calls, calls * one_call
 
@@ -119,8 +127,9 @@ def _repetitions(sample_costs, settings):
     return max(min(MIN_REPEAT, settings["repeat"]), min(settings["repeat"], affordable))
 
 
-def _time_all(prepared, settings):
-    """{engine: [seconds per call, one per repetition]}, engines interleaved round-robin."""
+def _time_all(prepared, settings, warm_up_seconds=0.0):
+    """{engine: [seconds per call, one per repetition]}, engines interleaved round-robin;
+    each sample after warm_up_seconds of untimed calls (isolation.py says why)."""
     names = list(prepared)
     plan = {name: _calls_per_sample(prepared[name], settings["sample_seconds"])
             for name in names}
@@ -129,13 +138,8 @@ def _time_all(prepared, settings):
     for repetition in range(repeat):
         shift = repetition % len(names)
         for name in names[shift:] + names[:shift]:
-            engine, count = prepared[name], plan[name][0]
-            engine.activate()
-            run = engine.run
-            start = time.perf_counter()
-            for _ in range(count):
-                run()
-            samples[name].append((time.perf_counter() - start) / count)
+            count = plan[name][0]
+            samples[name].append(prepared[name].sample(count, warm_up_seconds) / count)
             if settings["gap_seconds"]:
                 time.sleep(settings["gap_seconds"])  # let spinning worker threads park
     return samples
@@ -169,14 +173,15 @@ def _summarize(variant, samples, not_available, mismatches, implementations, cop
     }
 
 
-def run_variant(variant, engine_names, settings, copy_gbps):
-    """Benchmark one variant on the given engines; returns its result record."""
-    load = OtherLoad()
-    src = variant.make_source()
-    prepared, not_available = _prepare_all(variant, src, engine_names)
+def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
+    """Benchmark one variant on the given engines (workers: each in its worker process);
+    returns its result record."""
+    load = OtherLoad(workers)
+    src = None if workers else variant.make_source()
+    prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
-        samples = _time_all(prepared, settings)
+        samples = _time_all(prepared, settings, WARM_UP_SECONDS if workers is not None else 0.0)
     finally:
         for engine in prepared.values():
             engine.close()
@@ -184,24 +189,32 @@ def run_variant(variant, engine_names, settings, copy_gbps):
                        if engine.implementation}
     record = _summarize(variant, samples, not_available, mismatches, implementations, copy_gbps)
     record["other_load_cpus"] = load.cpus()
+    record["isolated"] = workers is not None
     return record
 
 
 def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=None, quick=False,
-                  peers_only=None, targets_only=False, progress=True, gap_seconds=None):
+                  peers_only=None, targets_only=False, progress=True, gap_seconds=None,
+                  isolate=None):
     """Run the benchmark and return its JSON-ready result (see docs/benchmark.md).
 
     cases: name substrings (a string or a list; any may match); layouts: "NCX"/"NXC";
     dtypes: "f32" "bf16" "f16" "u8" (default: each case's, f32 only with quick);
     threads: thread counts (default 1 and every available CPU); peers_only: peer names to
     compare with (default every installed one); quick: fewer, shorter samples; repeat: exact
-    number of samples per engine (default: up to 15 within a time budget per variant).
+    number of samples per engine (default: up to 15 within a time budget per variant);
+    isolate: "auto" (default: variants of more than one thread run each engine in a worker
+    process of its own), "always" or "never".
     """
     settings = dict(QUICK if quick else DEFAULTS)
     if repeat is not None:
         settings["repeat"], settings["budget_seconds"] = int(repeat), None
     if gap_seconds is not None:
         settings["gap_seconds"] = float(gap_seconds)
+    if isolate is not None:
+        if isolate not in ISOLATE:
+            raise ValueError(f"isolate={isolate!r}: must be one of {', '.join(ISOLATE)}")
+        settings["isolate"] = isolate
     if settings["repeat"] < 1:
         raise ValueError(f"repeat={settings['repeat']}: must be at least 1")
     cases = [cases] if isinstance(cases, str) else cases
@@ -217,17 +230,20 @@ def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=No
         raise RuntimeError(f"dnnpool cannot be imported: {engines[peers.SUBJECT]['reason']}")
     names = [name for name, info in engines.items() if info["available"]]
     machine = _machine()
-    load = OtherLoad()
+    workers = Workers()
+    load = OtherLoad(workers)
     copy_gbps = copy_bandwidth(settings["copy_megabytes"])
     results = []
     bar = progress_bar(len(variants), enabled=progress)
     try:
         for variant in variants:
             bar.set_description_str(variant.label)
-            results.append(run_variant(variant, names, settings, copy_gbps))
+            results.append(run_variant(variant, names, settings, copy_gbps,
+                                       workers if _isolated(variant, settings) else None))
             bar.update(1)
+        machine["other_load_cpus"] = load.cpus()
     finally:
+        workers.stop()
         bar.close()
-    machine["other_load_cpus"] = load.cpus()
     return {"schema": SCHEMA, "machine": machine, "copy_gbps": copy_gbps,
             "settings": settings, "engines": engines, "results": results}
