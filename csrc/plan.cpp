@@ -191,13 +191,6 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
     g.flat = lanes == 1 && AD.k == 1;
     if (g.flat) {
-        // Four buffers of the chunk's padded rows, xlen positions each.
-        const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
-        g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
-        if (g.chunk < 1) g.chunk = 1;
-        if (g.chunk > AH.out) g.chunk = AH.out;
-        if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
-        g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
         g.planes = 1;
         // Values slid by window blocks along rows long enough for them: the
         // blocks stream down whole planes, holding one block of rows.
@@ -205,6 +198,14 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.vstream) {
             g.chunk = AH.out;
             g.rows = AH.k + 2;   // a block's suffix rows, the running prefix, the identity
+        } else {
+            // Four buffers of the chunk's padded rows, xlen positions each.
+            const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
+            g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
+            if (g.chunk < 1) g.chunk = 1;
+            if (g.chunk > AH.out) g.chunk = AH.out;
+            if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
+            g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
         }
     } else {
         if (g.v_dbl) {
@@ -253,7 +254,8 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.vri = at; at = align64(at + vr_n * ix);
     // Stacked rows: the flat path, and values with one lane (chunk_stacked).
     const bool stacked = g.flat || (lanes == 1 && !with_idx);
-    const int64_t f_n = !stacked ? 0 : g.vstream ? g.rows * g.xlen + 64 : (g.rows > g.chunk ? g.rows : g.chunk) * g.xlen + 64;
+    const int64_t f_rows = g.vstream || g.rows > g.chunk ? g.rows : g.chunk;
+    const int64_t f_n = stacked ? f_rows * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
         g.fbuf[b] = at; at = align64(at + f_n * as);
         g.fbufi[b] = at; at = align64(at + f_n * ix);

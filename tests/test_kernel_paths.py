@@ -67,6 +67,8 @@ CASES = [
     ("large window k11x5 avg padded extent ceil, wide rows streamed", "AvgPool", (1, 2, 30, 300),
      dict(kernel=[11, 5], pads_begin=[5, 2], pads_end=[6, 2], rounding_type="ceil",
           include_pad_divisor="padded_extent", drop_end_pad_windows=True)),
+    ("k9 avg exclude, rows too wide for chunks of rows (a block of rows in L2)", "AvgPool", (1, 2, 23, 3000),
+     dict(kernel=[9, 5], pads_begin=[4, 2], pads_end=[4, 2], exclude_pad=True)),
     ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
     ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
     ("wide rows k9 avg exclude (NXC column strips, several chunks)", "AvgPool", (1, 64, 30, 100),
