@@ -4,8 +4,8 @@ Engines that share one process share it with each other's thread pools: ONNX Run
 OpenVINO's, PyTorch's and the system OpenMP runtime's workers each stay awake for a while
 after a parallel region.  On a 2-core machine a parallel region whose second thread finds
 its core taken waits for a scheduler time slice, so in-process 2-thread timings swing by
-10-50x (docs/benchmark.md, "Two threads").  Here each engine lives in a spawned process
-kept for the whole run; the parent still interleaves the samples, and each sample is timed
+10-50x (docs/benchmark.md, "Two threads").  Here each engine lives in a process of its
+own, kept for the whole run; the parent still interleaves the samples, and each sample is timed
 inside the engine's process, so pipes and pickling are never timed.  What is left is the
 previous engine's workers spinning down (for milliseconds) while the next sample starts:
 each isolated sample begins with WARM_UP_SECONDS of untimed calls, which outlast them and
@@ -38,7 +38,7 @@ class EngineProcess:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "dnnpool.bench.worker", name, str(to_child_r),
                  str(from_child_w)], pass_fds=(to_child_r, from_child_w), env=env,
-                stdin=subprocess.DEVNULL)
+                stdin=subprocess.DEVNULL, stdout=2)  # an engine's prints never reach --json output
         finally:
             os.close(to_child_r)
             os.close(from_child_w)
@@ -121,4 +121,3 @@ class Workers:
     def cpu_seconds(self):
         """CPU time the worker processes used so far."""
         return sum(process.cpu_seconds() for process in self._processes.values())
-

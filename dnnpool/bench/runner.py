@@ -81,7 +81,7 @@ def _prepare_all(variant, src, engine_names, workers):
     prepared, not_available = {}, {}
     for name in engine_names:
         try:
-            prepared[name] = (workers.prepare(name, variant) if workers
+            prepared[name] = (workers.prepare(name, variant) if workers is not None
                               else peers.engine_module(name).prepare(variant, src))
         except peers.NotSupported as reason:
             not_available[name] = str(reason)
@@ -177,7 +177,7 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
     """Benchmark one variant on the given engines (workers: each in its worker process);
     returns its result record."""
     load = OtherLoad(workers)
-    src = None if workers else variant.make_source()
+    src = None if workers is not None else variant.make_source()
     prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
