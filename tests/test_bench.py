@@ -95,6 +95,11 @@ def test_worker_reports_an_engine_error_and_exits_on_request():
     assert worker._process.returncode == 0
 
 
+def test_a_variant_no_engine_can_run_has_no_timings():
+    from dnnpool.bench import runner
+    assert runner._time_all({}, dict(runner.QUICK)) == {}
+
+
 def test_run_benchmark_rejects_an_unknown_isolation():
     with pytest.raises(ValueError, match="isolate='sometimes'"):
         run_benchmark(**dict(TINY, isolate="sometimes"))

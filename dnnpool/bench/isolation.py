@@ -31,13 +31,13 @@ class EngineProcess:
         self.name = name
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        # `-m` puts the working directory first on sys.path: there, the directory holding
+        # this very dnnpool (not a source checkout's unbuilt one, say).
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "dnnpool.bench.worker", name, str(to_child_r),
-                 str(from_child_w)], pass_fds=(to_child_r, from_child_w), env=env,
+                 str(from_child_w)], pass_fds=(to_child_r, from_child_w), cwd=package_root,
                 stdin=subprocess.DEVNULL, stdout=2)  # an engine's prints never reach --json output
         finally:
             os.close(to_child_r)

@@ -131,6 +131,8 @@ def _time_all(prepared, settings, warm_up_seconds=0.0):
     """{engine: [seconds per call, one per repetition]}, engines interleaved round-robin;
     each sample after warm_up_seconds of untimed calls (isolation.py says why)."""
     names = list(prepared)
+    if not names:  # no engine could run the variant
+        return {}
     plan = {name: _calls_per_sample(prepared[name], settings["sample_seconds"])
             for name in names}
     repeat = _repetitions([cost for _, cost in plan.values()], settings)
