@@ -557,9 +557,11 @@ struct SepPass {
 
     // Values, one lane, the H window slid by window blocks (the sums and
     // order of window_blocks, aligned to padded row 0) streaming down the
-    // plane: a block's suffix rows and the next block's running prefix stay
-    // in L1, and each output row goes through the W pass and out at once.
-    // Every src row is read twice, and no pass spills to L2.
+    // plane: only a block's suffix rows and the next block's running prefix
+    // are kept (in L1 for rows of a few hundred positions), and each output
+    // row goes through the W pass and out while it is in cache.  Every src
+    // row is read twice; a chunk that starts inside a block (a thread's
+    // first rows) catches the prefix up first.
     void chunk_vstream(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const int64_t k = AH.k, xl = g.xlen, j0 = valid_lo(), j1 = valid_hi(), len = j1 - j0;
         const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
