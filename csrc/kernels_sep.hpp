@@ -478,12 +478,6 @@ struct SepPass {
         const int64_t ibase = n * c->is[0] + ch * c->is[1] + id * c->is[2];
         const int64_t nr = oh1 - oh0, xl = g.xlen;
         int64_t yw;
-        if constexpr (!I) {
-            if (g.vstream) {
-                chunk_vstream(n, ch, od, oh0, oh1);
-                return;
-            }
-        }
         if (!I && !g.v_dbl && (valid_hi() - valid_lo()) * L >= kLongRow) {
             chunk_stacked(n, ch, od, oh0, oh1);
             return;
@@ -563,9 +557,10 @@ struct SepPass {
     // row is read twice; a chunk that starts inside a block (a thread's
     // first rows) catches the prefix up first.
     void chunk_vstream(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
-        const int64_t k = AH.k, xl = g.xlen, j0 = valid_lo(), j1 = valid_hi(), len = j1 - j0;
+        // Rows of xl positions of L values, j0 * L of them before the valid ones.
+        const int64_t k = AH.k, xl = g.xlen * L, j0 = valid_lo() * L, j1 = valid_hi() * L, len = j1 - j0;
         const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
-        vs_src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id * c->ss[2] + (j0 - AW.pb) * c->ss[4];
+        vs_src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id * c->ss[2] + (valid_lo() - AW.pb) * c->ss[4];
         Acc *S = fP, *P = fP + k * xl, *V = fB;   // S: the block's suffixes, row j at (j - bs) * xl
         const Acc id0 = identity<T, K>();
         vs_id = fP + (k + 1) * xl;
@@ -660,6 +655,8 @@ struct SepPass {
     void chunk(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
+        } else if (!I && g.vstream) {
+            chunk_vstream(n, ch, od, oh0, oh1);
         } else if (g.flat) {
             chunk_flat(n, ch, od, oh0, oh1);
         } else if (!Lanes && !I && !g.v_dbl) {

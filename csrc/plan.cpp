@@ -190,23 +190,22 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
     g.flat = lanes == 1 && AD.k == 1;
-    if (g.flat) {
+    // Values slid by window blocks along rows long enough for them (no depth
+    // taps): the blocks stream down whole planes, holding one block of rows.
+    g.vstream = !with_idx && AD.k == 1 && g.v_dbl && blocks_win(AH.k, is_max, g.xlen * lanes);
+    if (g.vstream) {
         g.planes = 1;
-        // Values slid by window blocks along rows long enough for them: the
-        // blocks stream down whole planes, holding one block of rows.
-        g.vstream = !with_idx && g.v_dbl && blocks_win(AH.k, is_max, g.xlen);
-        if (g.vstream) {
-            g.chunk = AH.out;
-            g.rows = AH.k + 2;   // a block's suffix rows, the running prefix, the identity
-        } else {
-            // Four buffers of the chunk's padded rows, xlen positions each.
-            const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
-            g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
-            if (g.chunk < 1) g.chunk = 1;
-            if (g.chunk > AH.out) g.chunk = AH.out;
-            if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
-            g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
-        }
+        g.chunk = AH.out;
+        g.rows = AH.k + 2;   // a block's suffix rows, the running prefix, the identity
+    } else if (g.flat) {
+        // Four buffers of the chunk's padded rows, xlen positions each.
+        const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
+        g.planes = 1;
+        g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
+        if (g.chunk < 1) g.chunk = 1;
+        if (g.chunk > AH.out) g.chunk = AH.out;
+        if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
+        g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
     } else {
         if (g.v_dbl) {
             g.chunk = (fit - (AH.k - 1)) / 2;
@@ -237,8 +236,9 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
-                         : !g.flat && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
-    const int64_t vr_n = (g.v_dbl ? g.chunk : 1) * AW.out * lanes + 64;   // + slack for a vector read past OW
+                         : !g.flat && !g.vstream && (with_idx || g.v_dbl) ? g.planes * g.rows * AW.out * lanes : 0;
+    // + slack for a vector read past OW
+    const int64_t vr_n = (g.v_dbl && !g.vstream ? g.chunk : 1) * AW.out * lanes + 64;
     size_t at = 0;
     g.xp = at; at = align64(at + xp_n * as);
     g.xpi = at; at = align64(at + xp_n * ix);
@@ -252,10 +252,11 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.hbi = at; at = align64(at + hb_n * ix);
     g.vr = at; at = align64(at + vr_n * as);
     g.vri = at; at = align64(at + vr_n * ix);
-    // Stacked rows: the flat path, and values with one lane (chunk_stacked).
+    // Stacked rows: the flat path, and values with one lane (chunk_stacked);
+    // streamed window blocks (rows of xlen * lanes values).
     const bool stacked = g.flat || (lanes == 1 && !with_idx);
     const int64_t f_rows = g.vstream || g.rows > g.chunk ? g.rows : g.chunk;
-    const int64_t f_n = stacked ? f_rows * g.xlen + 64 : 0;
+    const int64_t f_n = g.vstream ? f_rows * g.xlen * lanes + 64 : stacked ? f_rows * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
         g.fbuf[b] = at; at = align64(at + f_n * as);
         g.fbufi[b] = at; at = align64(at + f_n * ix);

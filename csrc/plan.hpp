@@ -43,7 +43,7 @@ struct SepLayout {
     size_t hb, hbi;         // horizontally pooled rows [planes][rows][OW*lanes]
     size_t vr, vri;         // vertical result: [chunk][OW*lanes] when doubling, else one row
     int32_t flat;           // one lane, no depth taps: a chunk's rows are stacked in fbuf
-    int32_t vstream;        // flat values, H slid by window blocks streaming down whole planes
+    int32_t vstream;        // values, H slid by window blocks streaming down whole planes (no depth taps)
     int32_t strips;         // values with C lanes: (d, h) taps strip by strip into rows stacked in hb
     size_t fbuf[4], fbufi[4];   // flat: padded rows, phases, two pass results
     size_t wdiv, wcnt;      // per output column: divisor factor (as Acc / float), valid tap count

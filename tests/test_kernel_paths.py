@@ -71,8 +71,10 @@ CASES = [
      dict(kernel=[9, 5], pads_begin=[4, 2], pads_end=[4, 2], exclude_pad=True)),
     ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
     ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
-    ("wide rows k9 avg exclude (NXC column strips, several chunks)", "AvgPool", (1, 64, 30, 100),
+    ("wide rows k9 avg exclude (NXC: window blocks streamed over rows of 64 lanes)", "AvgPool", (1, 64, 30, 100),
      dict(kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4], exclude_pad=True)),
+    ("wide rows k4x9 avg exclude (NXC column strips, several chunks)", "AvgPool", (1, 64, 30, 100),
+     dict(kernel=[4, 9], pads_begin=[2, 4], pads_end=[1, 4], exclude_pad=True)),
     ("3d k3x7x7 max (NXC column strips with depth taps)", "MaxPool", (1, 64, 5, 12, 40),
      dict(kernel=[3, 7, 7], pads_begin=[1, 3, 3], pads_end=[1, 3, 3])),
     # src rows a multiple of 4 KB apart share L1 sets: windows of more rows than
@@ -154,13 +156,19 @@ def test_cases_reach_several_kernel_variants():
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
 def test_strided_nxc_rows_match_dense_rows(kind):
     """NXC separable rows whose positions are not adjacent in memory go row by row
-    instead of column strips: the reference's values (maxima: bit for bit the
-    dense path's; sums may round a few ulps apart)."""
+    instead of column strips (k4 high) or are widened one by one before window
+    blocks stream over them (k9): the reference's values (maxima: bit for bit
+    the dense path's; sums may round a few ulps apart)."""
     x = make_input(kind, (1, 64, 30, 200), "f32", 5)
     view = np.moveaxis(x, 1, -1)[:, :, ::2, :]            # W stride 2*C: not dense rows
-    attrs = dict(kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4])
-    prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, "f32", data_format="NXC", **attrs))
-    assert prim.kernel_name.split(":")[1] == "separable_lanes+wslide"
+    for kh, path in ((4, "separable_lanes+wslide"), (9, "separable_lanes+wslide+hslide")):
+        attrs = dict(kernel=[kh, 9], pads_begin=[kh // 2, 4], pads_end=[kh // 2, 4])
+        prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, "f32", data_format="NXC", **attrs))
+        assert prim.kernel_name.split(":")[1] == path
+        check_strided_against_dense(kind, prim, view, attrs)
+
+
+def check_strided_against_dense(kind, prim, view, attrs):
     got = prim.execute(view)
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NXC"))
     if kind == "MaxPool":   # exact (the input holds infinities: no tolerance would mean anything)
