@@ -258,8 +258,10 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     const int64_t f_rows = g.vstream || g.rows > g.chunk ? g.rows : g.chunk;
     const int64_t f_n = g.vstream ? f_rows * g.xlen * lanes + 64 : stacked ? f_rows * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
-        g.fbuf[b] = at; at = align64(at + f_n * as);
-        g.fbufi[b] = at; at = align64(at + f_n * ix);
+        // streamed blocks: rows in fbuf[0]; the others hold one row each
+        const int64_t n_b = g.vstream && b > 0 ? g.xlen * lanes + 64 : f_n;
+        g.fbuf[b] = at; at = align64(at + n_b * as);
+        g.fbufi[b] = at; at = align64(at + n_b * ix);
     }
     g.wdiv = at; at = align64(at + AW.out * 8 + 64);   // + slack for a vector past OW
     g.wcnt = at; at = align64(at + AW.out * 8);
