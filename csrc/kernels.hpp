@@ -429,7 +429,7 @@ static inline void fill_pad(typename Traits<T>::Acc *b, typename Traits<T>::Acc 
 // registers.  X is the storage type T (widened on load) or Acc.  `Into`
 // (values only) continues the partial results already in Y instead:
 // Y[x] = Y[x] (+) X[x + off[0]] (+) ...
-constexpr int kFuseVecs = 4;
+constexpr int kFuseVecs = 8;
 
 template <typename T, int K, bool I, typename S, bool Into = false>
 static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
@@ -493,6 +493,62 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
     }
 }
 
+// G windows of k consecutive rows, window g over rows X + (g + t) * rs for
+// t < k, into Y + g * ys (n values each): every row is loaded once for all
+// the windows it belongs to (2 + (k - 1) / G loads per value instead of k),
+// and each window still combines its taps in order (taps_reduce's sums).
+// Values only; k >= G.  Rows G - 1 .. k - 1 belong to every window; the
+// first and last G - 1 rows to some, decided at compile time.
+template <typename T, int K, int G, int NV, typename S>
+static inline __attribute__((always_inline)) void shared_block(typename Traits<T>::Acc *Y, int64_t ys, const S *X,
+                                                               int64_t rs, int64_t k, int64_t x) {
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    V acc[G][NV], v[NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < G - 1; ++i) {   // row i starts window i and joins windows g < i
+        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + i * rs + x + j * VL);
+#pragma GCC unroll 8
+        for (int g = 0; g <= i; ++g)
+            for (int j = 0; j < NV; ++j) acc[g][j] = g == i ? v[j] : vcombine<K>(acc[g][j], v[j]);
+    }
+    for (int j = 0; j < NV; ++j) acc[G - 1][j] = load_any<T>(X + (G - 1) * rs + x + j * VL);
+#pragma GCC unroll 8
+    for (int g = 0; g < G - 1; ++g)
+        for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], acc[G - 1][j]);
+    for (int64_t i = G; i < k; ++i) {
+        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + i * rs + x + j * VL);
+#pragma GCC unroll 8
+        for (int g = 0; g < G; ++g)
+            for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], v[j]);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < G - 1; ++r) {   // row k + r ends windows g > r
+        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + (k + r) * rs + x + j * VL);
+#pragma GCC unroll 8
+        for (int g = r + 1; g < G; ++g)
+            for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], v[j]);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+        for (int j = 0; j < NV; ++j) store_vec<T>(Y + g * ys + x + j * VL, acc[g][j]);
+}
+template <typename T, int K, int G, typename S>
+static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int64_t rs, int64_t k, int64_t n) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    static_assert(G >= 2 && G <= 4, "G * NV accumulators stay in registers");
+    constexpr int NV = G >= 3 ? 2 : 4;
+    int64_t x = 0;
+    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(Y, ys, X, rs, k, x);
+    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(Y, ys, X, rs, k, x);
+    for (; x < n; ++x)
+        for (int g = 0; g < G; ++g) {
+            typename Traits<T>::Acc a = load_one<T>(X[g * rs + x]);
+            for (int64_t t = 1; t < k; ++t) a = combine<typename Traits<T>::Acc, K>(a, load_one<T>(X[(g + t) * rs + x]));
+            Y[g * ys + x] = a;
+        }
+}
+
 // One pass of a tap reduction done in several (values only): the first
 // pass starts the partial results in Y, later ones continue them.
 template <typename T, int K>
@@ -503,7 +559,7 @@ static inline void taps_pass(typename Traits<T>::Acc *Y, const T *X, const int64
 }
 
 // Values only: window reduction of k consecutive positions of B (`unit`
-// values each) in two fused passes (factor_choice in plan.hpp): tmp[p] =
+// values each) in two fused passes (w_values_plan in plan.hpp): tmp[p] =
 // windows of a taps, then out[o] = tmp[o], tmp[o + a], ... and, for sums,
 // the k mod a leftover taps of B (maxima overlap the last window instead).
 // tmp holds nout + k - a positions; toff has room for k offsets.

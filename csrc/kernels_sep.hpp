@@ -33,6 +33,8 @@ constexpr int64_t kStripValues = 256;
 // output row reuses them, so its taps go in passes of kTapPart (partial
 // results continued in place: the same order, the same bits).
 constexpr int64_t kL1Sets = 64, kL1Ways = 8, kTapPart = 5;
+// Output rows whose stride-1 windows share their rows' loads (taps_shared).
+constexpr int kShareRows = 4;
 
 template <typename T, int K, bool I, bool Lanes>
 struct SepPass {
@@ -52,7 +54,7 @@ struct SepPass {
     int32_t *wcnt;
     bool all_w;               // every output column sees an input element
     int64_t part;             // stack_taps: taps per pass
-    int fused;                // finish_rows' window: 16 * S + KW (0: the W pass and emit instead)
+    int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -92,14 +94,23 @@ struct SepPass {
         fused = fused_window();
     }
 
-    // Values over one lane, a small strided window (strided_windows) over
-    // whole rows of at least one vector, every column seeing an input
-    // element: W pass and finish in registers (finish_rows).
+    // The W pass and the finish in registers (finish_rows), for values whose
+    // every output column sees an input element, written as dense rows:
+    //   * one lane, a small strided window (strided_windows) over rows of at
+    //     least one vector: 16 * S + KW;
+    //   * a stride-1 undilated window the planner takes tap by tap (neither
+    //     slid nor factored), one lane or C lanes that fill whole vectors:
+    //     kSlideRow (slide_row).
+    static constexpr int kSlideRow = 1;
     int fused_window() const {
-        if (I || Lanes || K == kQAvg || AW.d != 1 || c->ds[4] != 1 || !all_w || AW.out < Vec<T>::lanes) return 0;
-        if (AW.s > 4 || AW.k > 4) return 0;   // the code below would collide
+        constexpr int64_t VL = Vec<T>::lanes;
+        if (I || K == kQAvg || AW.d != 1 || !all_w || AW.out * L < VL) return 0;
+        if (Lanes ? c->ds[1] != 1 || c->ds[4] != L || L % VL != 0 : c->ds[4] != 1) return 0;
         const int code = (int)(16 * AW.s + AW.k);
-        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+        if (!Lanes && AW.s <= 4 && AW.k <= 4 && AW.out >= VL &&
+            (code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44))
+            return code;
+        return AW.s == 1 && !g.h_fact && !g.h_dbl ? kSlideRow : 0;
     }
 
     // Taps per pass of stack_taps: the most L1 sets a window's src strips
@@ -386,6 +397,32 @@ struct SepPass {
         const int64_t len = (j1 - j0) * L;
         // One output row, or windows of one row: no reuse to keep, whole rows.
         const int64_t sv = oh1 - oh0 == 1 || tmax == 1 ? len : kStripValues;
+        // Stride-1 rows: up to kShareRows full windows at a time share their
+        // rows' loads (taps_shared); the rest tap by tap.
+        const int64_t grp = AH.k < kShareRows ? AH.k : kShareRows;
+        if (AD.k == 1 && AH.s == 1 && AH.d == 1 && grp >= 2 && oh1 - oh0 >= grp) {
+            for (int64_t x = 0; x < len; x += sv) {
+                const int64_t m = len - x < sv ? len - x : sv;
+                for (int64_t oh = oh0; oh < oh1;) {
+                    const int64_t r = oh - oh0;
+                    bool full = oh + grp <= oh1;
+                    for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[oh + g] - AH.kbeg[oh + g] == AH.k;
+                    Acc *y = stack + r * xl + j0 * L + x;
+                    if (full) {
+                        const T *rows = base + x + voff[r * tmax];
+                        if (grp == 4) taps_shared<T, K, 4>(y, xl, rows, s3, AH.k, m);
+                        else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m);
+                        else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m);
+                        oh += grp;
+                    } else {
+                        const int64_t nt = AH.kend[oh] - AH.kbeg[oh];
+                        if (nt) taps_pass<T, K>(y, base + x, voff + r * tmax, nt, m, false);
+                        ++oh;
+                    }
+                }
+            }
+            return;
+        }
         for (int64_t x = 0; x < len; x += sv) {
             const int64_t m = len - x < sv ? len - x : sv;
             for (int64_t p0 = 0; p0 < tmax; p0 += part)
@@ -413,9 +450,56 @@ struct SepPass {
             if (ow == last) break;
         }
     }
+    // Output row `out` from its padded row X (storage type or accumulators):
+    // stride-1 windows of AW.k positions (L values apart) over the flat values
+    // x = ow * L + l, taps in order (the sums of the tap-by-tap W pass), NV
+    // vectors per block.  One lane: blocks along the row (divisors per
+    // column), the last one a vector overlapping the one before; C lanes:
+    // blocks along each column's channels (whole vectors, one divisor).
+    template <int NV, typename Src>
+    __attribute__((always_inline)) void slide_block(const Src *X, T *__restrict out, int64_t x, Div dh, Div div_col) {
+        typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
+        constexpr int64_t VL = Vec<T>::lanes;
+        V acc[NV];
+        for (int j = 0; j < NV; ++j) acc[j] = load_any<T>(X + x + j * VL);
+        for (int64_t t = 1; t < AW.k; ++t) {
+            const Src *p = X + x + t * L;
+            for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], load_any<T>(p + j * VL));
+        }
+        for (int j = 0; j < NV; ++j) {
+            const int64_t xj = x + j * VL;
+            if constexpr (K == kMax) {
+                store_as<T, true>(out + xj, acc[j]);
+            } else if constexpr (K == kAvg) {   // (quantized averages never slide here)
+                const V div = Lanes ? (V){} + div_col : dh * *(const VU *)(wdiv + xj);
+                store_as<T>(out + xj, acc[j] / div);
+            }
+        }
+    }
+    template <typename Src>
+    void slide_row(const Src *X, T *__restrict out, Div dh) {
+        constexpr int64_t VL = Vec<T>::lanes;
+        constexpr int NV = 4;
+        if (Lanes) {
+            for (int64_t ow = 0, x = 0; ow < AW.out; ++ow) {
+                const Div div_col = dh * wdiv[ow];
+                const int64_t end = x + L;
+                for (; x + NV * VL <= end; x += NV * VL) slide_block<NV>(X, out, x, dh, div_col);
+                for (; x < end; x += VL) slide_block<1>(X, out, x, dh, div_col);
+            }
+            return;
+        }
+        const int64_t n = AW.out;
+        int64_t x = 0;
+        for (; x + NV * VL <= n; x += NV * VL) slide_block<NV>(X, out, x, dh, dh);
+        for (; x + VL <= n; x += VL) slide_block<1>(X, out, x, dh, dh);
+        if (x < n) slide_block<1>(X, out, n - VL, dh, dh);
+    }
     template <typename Src>
     void finish_row(const Src *X, T *out, Div dh) {
         switch (fused) {
+        case kSlideRow: slide_row(X, out, dh); break;
         case 0x12: strided_row<1, 2>(X, out, dh); break;
         case 0x13: strided_row<1, 3>(X, out, dh); break;
         case 0x22: strided_row<2, 2>(X, out, dh); break;
@@ -439,7 +523,7 @@ struct SepPass {
             const int64_t vcnt = (AD.kend[od] - AD.kbeg[od]) * (AH.kend[oh] - AH.kbeg[oh]);
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             if (!vcnt) emit(nullptr, nullptr, n, ch, od, oh, 0);
-            else if (stack) finish_row(stack + (oh - oh0) * g.xlen, out + oh * c->ds[3], dh);
+            else if (stack) finish_row(stack + (oh - oh0) * g.xlen * L, out + oh * c->ds[3], dh);
             else finish_row(src + (oh * AH.s - AH.pb) * c->ss[3], out + oh * c->ds[3], dh);
         }
         return true;
@@ -464,6 +548,7 @@ struct SepPass {
         const int64_t planes = AD.kend[od] - AD.kbeg[od], xl = g.xlen * L;
         int64_t yw;
         stack_taps(n, 0, od, oh0, oh1, hb);
+        if (finish_rows(n, 0, od, oh0, oh1, hb)) return;
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t vcnt = planes * (AH.kend[oh] - AH.kbeg[oh]);
             if (vcnt) horizontal(hb + (oh - oh0) * xl, nullptr, 1, ph, phi, vr, vri, &yw);
@@ -592,6 +677,11 @@ struct SepPass {
                     ++pj;
                 }
                 const int64_t vcnt = AH.kend[o] - AH.kbeg[o];
+                if (vcnt && fused == kSlideRow) {
+                    finish_row(V, (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + o * c->ds[3],
+                               (Div)(AD.div[od] * AH.div[o]));
+                    continue;
+                }
                 if (vcnt) horizontal(V, nullptr, 1, fA, nullptr, fC, nullptr, &yw);
                 emit(vcnt ? fC : nullptr, nullptr, n, ch, od, o, vcnt);
             }

@@ -159,9 +159,9 @@ bool global_plane(const dp_plan &p, const int64_t ss[5]) {
     return true;
 }
 
-// A sliding pass (doubling or window blocks, `unit` values per position)
-// replaces a tap-by-tap pass of a stride-1, undilated axis when it takes
-// fewer passes (one more for its bookkeeping).
+// With indices, a sliding pass (doubling or window blocks, `unit` values per
+// position) replaces a tap-by-tap pass of a stride-1, undilated axis when it
+// takes fewer passes (one more for its bookkeeping).
 bool doubles(const AxisPlan &ax, bool is_max, int64_t unit) {
     return ax.s == 1 && ax.d == 1 && slide_passes(ax.k, is_max, unit) + 1 < ax.k;
 }
@@ -182,10 +182,15 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     g.wp = (AW.out - 1) * AW.s + (AW.k - 1) * AW.d + 1;
     g.phase_len = (g.wp + AW.s - 1) / AW.s;
     g.xlen = g.phase_len * AW.s;
-    g.h_dbl = doubles(AW, is_max, lanes);
-    g.h_fact = !with_idx && AW.s == 1 && AW.d == 1 ? factor_choice(AW.k, is_max, lanes) : 0;
-    if (g.h_fact) g.h_dbl = 0;
-    g.v_dbl = AD.k == 1 && doubles(AH, is_max, AW.out * lanes);
+    if (!with_idx && AW.s == 1 && AW.d == 1) {
+        const int64_t w = w_values_plan(AW.k, is_max, lanes);
+        g.h_dbl = w == kWSlide;
+        g.h_fact = w > 1 ? w : 0;
+    } else {
+        g.h_dbl = doubles(AW, is_max, lanes);
+    }
+    g.v_dbl = AD.k == 1 && (with_idx ? doubles(AH, is_max, AW.out * lanes)
+                                     : AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, AW.out * lanes));
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
@@ -279,8 +284,9 @@ int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
     const bool is_max = p.kind == kMax;
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, OWC = AW.out * C;
-    const int64_t wcost = doubles(AW, is_max, C) ? slide_passes(AW.k, is_max, C) : AW.k;
-    const int64_t vcost = AD.k == 1 && doubles(AH, is_max, OWC) ? slide_passes(AH.k, is_max, OWC) : AD.k * AH.k;
+    int64_t wcost = AW.k;
+    if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);
+    const int64_t vcost = AD.k == 1 && AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, OWC) ? kBlockPasses : AD.k * AH.k;
     return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }
 

@@ -103,26 +103,37 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
     return blocks_win(k, is_max, unit) ? kBlockPasses : doubling_passes(k, is_max);
 }
 
-// Values-only alternative for a stride-1 undilated axis: two fused passes,
-// windows of `a` taps, then ceil(k / a) (maxima, the last one overlapping) or
-// k / a of those plus the k mod a leftover taps (sums): O(a + k / a) loads.
-// Costs in loads, a pass's store and stream counted as kPassLoads.
+// The W pass of values along a stride-1 undilated axis, by cost in loads (a
+// pass's store and stream counted as kPassLoads): tap by tap, fused with the
+// finish (k loads); factored into two fused passes, windows of `a` taps, then
+// ceil(k / a) (maxima, the last one overlapping) or k / a of those plus the
+// k mod a leftover taps (sums): O(a + k / a) loads and two passes more; or
+// sliding passes of `unit` values per position.
 constexpr int64_t kPassLoads = 3;
 static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
     const int64_t b = is_max ? (k + a - 1) / a : k / a;
     return a + b + (is_max ? 0 : k - a * b);
 }
-// The best factor a (0: factoring does not beat a single tap-by-tap pass or
-// sliding passes of `unit` values per position).
-static inline int64_t factor_choice(int64_t k, bool is_max, int64_t unit) {
-    int64_t best = kPassLoads + k, a_best = 0;
+enum { kWTaps = 0, kWSlide = 1 };   // w_values_plan: otherwise the factor a > 1
+static inline int64_t w_values_plan(int64_t k, bool is_max, int64_t unit, int64_t *cost = nullptr) {
+    int64_t best = k, plan = kWTaps;
     const int64_t slide = slide_passes(k, is_max, unit) * (kPassLoads + 2);
-    if (slide < best) best = slide;
+    if (slide < best) { best = slide; plan = kWSlide; }
     for (int64_t a = 2; a * 2 <= k; ++a) {
-        const int64_t cost = 2 * kPassLoads + factored_loads(k, a, is_max);
-        if (cost < best) { best = cost; a_best = a; }
+        const int64_t c = 2 * kPassLoads + factored_loads(k, a, is_max);
+        if (c < best) { best = c; plan = a; }
     }
-    return a_best;
+    if (cost) *cost = best;
+    return plan;
+}
+
+// Values along D/H rows: a window of k rows slides by window blocks over
+// rows long enough for them from kMinSlidRows on; otherwise rows go tap by
+// tap, a few output rows sharing their loads (taps_shared), which beat
+// doubling at every k measured (up to 21) and blocks below 7.
+constexpr int64_t kMinSlidRows = 7;
+static inline bool rows_slide(int64_t k, bool is_max, int64_t unit) {
+    return k >= kMinSlidRows && blocks_win(k, is_max, unit);
 }
 
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that

@@ -69,6 +69,21 @@ CASES = [
           include_pad_divisor="padded_extent", drop_end_pad_windows=True)),
     ("k9 avg exclude, rows too wide for chunks of rows (a block of rows in L2)", "AvgPool", (1, 2, 23, 3000),
      dict(kernel=[9, 5], pads_begin=[4, 2], pads_end=[4, 2], exclude_pad=True)),
+    # Mid-size stride-1 windows: the W taps fused with the finish (NCX rows
+    # with an overlapping last vector, per-column divisors; NXC channels that
+    # fill whole vectors, one divisor per column; 5 channels: W taps, then
+    # the finish), and H taps of up to four output rows sharing their rows'
+    # loads (rows next to the padding tap by tap); k9 H over NXC rows slides.
+    ("k7 s1 avg, shared rows and fused W taps", "AvgPool", (1, 16, 30, 70),
+     dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ("k7x5 s1 max, shared rows and fused W taps", "MaxPool", (1, 16, 25, 66),
+     dict(kernel=[7, 5], pads_begin=[3, 2], pads_end=[3, 1])),
+    ("k9x7 avg exclude, per-column divisors in the fused W taps", "AvgPool", (1, 16, 22, 75),
+     dict(kernel=[9, 7], pads_begin=[4, 3], pads_end=[4, 3], exclude_pad=True)),
+    ("k3x6 avg ceil, rows shared in threes", "AvgPool", (2, 8, 20, 80),
+     dict(kernel=[3, 6], pads_begin=[1, 2], pads_end=[1, 3], rounding_type="ceil", exclude_pad=True)),
+    ("k2x5 max, rows shared in pairs", "MaxPool", (1, 8, 17, 90), dict(kernel=[2, 5], pads_begin=[0, 2], pads_end=[1, 2])),
+    ("k7 s1 max, 5 channels", "MaxPool", (1, 5, 19, 70), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
     ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
     ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
     ("wide rows k9 avg exclude (NXC: window blocks streamed over rows of 64 lanes)", "AvgPool", (1, 64, 30, 100),
@@ -157,11 +172,12 @@ def test_cases_reach_several_kernel_variants():
 def test_strided_nxc_rows_match_dense_rows(kind):
     """NXC separable rows whose positions are not adjacent in memory go row by row
     instead of column strips (k4 high) or are widened one by one before window
-    blocks stream over them (k9): the reference's values (maxima: bit for bit
-    the dense path's; sums may round a few ulps apart)."""
+    blocks stream over them (k9); their W pass and finish run fused either way:
+    the reference's values (maxima: bit for bit the dense path's; sums may
+    round a few ulps apart)."""
     x = make_input(kind, (1, 64, 30, 200), "f32", 5)
     view = np.moveaxis(x, 1, -1)[:, :, ::2, :]            # W stride 2*C: not dense rows
-    for kh, path in ((4, "separable_lanes+wslide"), (9, "separable_lanes+wslide+hslide")):
+    for kh, path in ((4, "separable_lanes"), (9, "separable_lanes+hslide")):
         attrs = dict(kernel=[kh, 9], pads_begin=[kh // 2, 4], pads_end=[kh // 2, 4])
         prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, "f32", data_format="NXC", **attrs))
         assert prim.kernel_name.split(":")[1] == path
@@ -187,7 +203,7 @@ def test_strided_ncx_rows_streamed_match_dense_rows(kind, dtype):
     view = x[..., ::2]                                    # W stride 2: not dense rows
     attrs = dict(kernel=[13, 7], pads_begin=[6, 3], pads_end=[6, 3])
     prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs))
-    assert prim.kernel_name.split(":")[1] == "separable+wslide+hslide"
+    assert prim.kernel_name.split(":")[1] == "separable+hslide"
     got = prim.execute(view)
     np.testing.assert_array_equal(got.astype(np.float64), prim.execute(np.ascontiguousarray(view)).astype(np.float64))
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))

@@ -34,6 +34,14 @@ CASES = {
     "avg_f16_nxc_2d_k9_streamed": dict(kind="AvgPool", src_shape=(1, 37, 120, 16), dtype="f16",
                                        kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4],
                                        exclude_pad=True),
+    # stride-1 rows sharing their loads four output rows at a time: splits
+    # fall inside a group of rows
+    "avg_f32_ncx_2d_k7_shared_rows": dict(kind="AvgPool", src_shape=(1, 3, 41, 90), dtype="f32",
+                                          kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3],
+                                          data_format="NCX"),
+    "avg_bf16_nxc_2d_k5_shared_rows": dict(kind="AvgPool", src_shape=(1, 29, 60, 32), dtype="bf16",
+                                           kernel=[5, 5], pads_begin=[2, 2], pads_end=[2, 2],
+                                           exclude_pad=True),
     "max_f32_ncx_2d": dict(kind="MaxPool", src_shape=(4, 32, 45, 45), dtype="f32", kernel=[3, 3],
                            strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], data_format="NCX"),
     "max_f16_nxc_3d_colmajor": dict(kind="MaxPool", src_shape=(2, 10, 12, 14, 40), dtype="f16",
