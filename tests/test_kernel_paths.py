@@ -84,6 +84,8 @@ CASES = [
      dict(kernel=[3, 6], pads_begin=[1, 2], pads_end=[1, 3], rounding_type="ceil", exclude_pad=True)),
     ("k2x5 max, rows shared in pairs", "MaxPool", (1, 8, 17, 90), dict(kernel=[2, 5], pads_begin=[0, 2], pads_end=[1, 2])),
     ("k7 s1 max, 5 channels", "MaxPool", (1, 5, 19, 70), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ("k33x5 max over short rows (H by doubling)", "MaxPool", (1, 3, 50, 60),
+     dict(kernel=[33, 5], pads_begin=[16, 2], pads_end=[16, 2])),
     ("long 1d window k31", "AvgPool", (1, 4, 700), dict(kernel=[31], pads_begin=[15], pads_end=[15])),
     ("long 1d window k40 max", "MaxPool", (1, 4, 700), dict(kernel=[40], pads_begin=[3], pads_end=[20])),
     ("wide rows k9 avg exclude (NXC: window blocks streamed over rows of 64 lanes)", "AvgPool", (1, 64, 30, 100),
