@@ -429,7 +429,7 @@ static inline void fill_pad(typename Traits<T>::Acc *b, typename Traits<T>::Acc 
 // registers.  X is the storage type T (widened on load) or Acc.  `Into`
 // (values only) continues the partial results already in Y instead:
 // Y[x] = Y[x] (+) X[x + off[0]] (+) ...
-constexpr int kFuseVecs = 8;
+constexpr int kFuseVecs = 4;
 
 template <typename T, int K, bool I, typename S, bool Into = false>
 static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
