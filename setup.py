@@ -26,6 +26,10 @@ link_args = ["-fopenmp"]
 if os.environ.get("DNNPOOL_DEBUG"):
     compile_args += ["-O0", "-g", "-fsanitize=address,undefined"]
     link_args += ["-fsanitize=address,undefined"]
+else:
+    # Python's own CFLAGS carry -g: debug info for every instantiated kernel
+    # made the build half as long again and the extension 53 MB instead of 12.
+    compile_args += ["-g0"]
 
 extensions = [
     Extension(

@@ -286,7 +286,8 @@ int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
     const int64_t C = p.desc.channels, OWC = AW.out * C;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);
-    const int64_t vcost = AD.k == 1 && AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, OWC) ? slide_passes(AH.k, is_max, OWC) : AD.k * AH.k;
+    const bool rows_by_slides = AD.k == 1 && AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, OWC);
+    const int64_t vcost = rows_by_slides ? slide_passes(AH.k, is_max, OWC) : AD.k * AH.k;
     return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }
 
