@@ -116,7 +116,9 @@ const char *dp_plan_kernel_name(const dp_plan *p);
  *                     NULL means dense row-major
  *  indices:           NULL, or int64 output of dst's shape (MaxPool only)
  *  idx_strides:       element strides of indices, NULL for dense
- *  nthreads:          0 = OpenMP default (omp_get_max_threads), else at most this
+ *  nthreads:          0 = the default (dp_get_max_threads), else at most this; the
+ *                     caller and up to nthreads - 1 pool threads take chunks of the work,
+ *                     and one call at a time uses the pool (concurrent calls run alone)
  * Returns DP_OK or DP_EVALUE (indices asked of AvgPool). */
 int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides,
                void *dst, const int64_t *dst_strides,
@@ -124,7 +126,8 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides,
 
 /* Instruction set the kernels dispatch to on this CPU: "avx512", "avx2" or "baseline". */
 const char *dp_isa(void);
-/* Default thread count (omp_get_max_threads) and its setter (omp_set_num_threads). */
+/* Default thread count: the one set with dp_set_num_threads, or OpenMP's
+ * (omp_get_max_threads: OMP_NUM_THREADS, threadpoolctl limits) after a set of 0. */
 int dp_get_max_threads(void);
 void dp_set_num_threads(int n);
 

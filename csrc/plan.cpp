@@ -1,4 +1,4 @@
-// Planning (window tables, kernel choice) and the threaded execution driver.
+// Planning (window tables, kernel choice) and the execution driver.
 #include <omp.h>
 
 #include <atomic>
@@ -9,6 +9,7 @@
 
 #include "dnnpool.h"
 #include "isa.hpp"
+#include "threads.hpp"
 
 using namespace dnnpool;
 
@@ -26,8 +27,11 @@ namespace {
 std::atomic<int> g_num_threads{0};   // 0: follow OpenMP (OMP_NUM_THREADS, threadpoolctl)
 
 // Below this many tap-visits a problem runs on the calling thread: waking
-// a team costs more than it saves.
+// the pool's helpers costs more than it saves.
 constexpr int64_t kMinParallelWork = 1 << 15;
+// Chunks per thread of a parallel call: enough that a thread which starts
+// late (its core busy) leaves its share to the others.
+constexpr int64_t kChunksPerThread = 4;
 
 int detect_isa() {
     int isa = kBaseline;
@@ -318,6 +322,24 @@ char *thread_scratch(size_t bytes) {
     return b.p;
 }
 
+// Rows [rows * i / chunks, rows * (i + 1) / chunks) of a call, chunk i of
+// run_chunks: every output is computed by the same code whichever thread
+// takes its chunk, so results do not depend on the thread count.
+struct RowJob {
+    RowFn fn;
+    const ExecCtx *ctx;
+    int64_t rows, chunks;
+    size_t scratch_bytes;
+    std::atomic<int> failed{0};
+};
+void run_row_chunk(void *arg, int64_t i) {
+    RowJob &job = *(RowJob *)arg;
+    const int64_t r0 = job.rows * i / job.chunks, r1 = job.rows * (i + 1) / job.chunks;
+    char *scratch = thread_scratch(job.scratch_bytes);
+    if (!scratch && job.scratch_bytes) job.failed.store(1);
+    else if (r0 < r1) job.fn(job.ctx, r0, r1, scratch);
+}
+
 const char *isa_name(int isa) {
     return isa == kAvx512Emulated ? "avx512-emulated" : isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline";
 }
@@ -455,18 +477,9 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         fn(&c, 0, rows, scratch);
         return DP_OK;
     }
-    std::atomic<int> failed{0};
-#pragma omp parallel num_threads((int)nt)
-    {
-        // Static, equal split: every output is computed by the same code
-        // whatever the team size, so results do not depend on it.
-        const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
-        const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
-        char *scratch = thread_scratch(scratch_bytes);
-        if (!scratch && scratch_bytes) failed.store(1);
-        else if (r0 < r1) fn(&c, r0, r1, scratch);
-    }
-    if (failed.load()) return DP_ENOMEM;
+    RowJob job{fn, &c, rows, nt * kChunksPerThread < rows ? nt * kChunksPerThread : rows, scratch_bytes};
+    run_chunks(job.chunks, (int)nt - 1, run_row_chunk, &job);
+    if (job.failed.load()) return DP_ENOMEM;
     return DP_OK;
 }
 

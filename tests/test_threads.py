@@ -124,3 +124,55 @@ def test_threaded_result_matches_vectorised_reference(name):
         tol = 1e-12 if attrs["dtype"] == "f64" else 1e-5
         np.testing.assert_allclose(dst.astype(np.float64), want, rtol=tol,
                                    atol=tol * np.abs(src.astype(np.float64)).max())
+
+
+def test_thread_pool_survives_many_calls_of_changing_size_and_thread_count():
+    """Back-to-back calls reuse the pool's helpers job after job (each job's chunks claimed
+    once, however many helpers it asks for, more helpers than cores included)."""
+    names = ["avg_f32_nxc_2d", "max_f32_ncx_2d", "avg_f32_ncx_2d_k7_shared_rows"]
+    runs = []
+    for name in names:
+        attrs = CASES[name]
+        pd = dp.PoolingDesc(**attrs)
+        src = _src(attrs)
+        runs.append((pd, src, attrs["kind"], _run(dp.Pooling(pd, num_threads=1), src, attrs["kind"])))
+    primitives = {(i, n): dp.Pooling(run[0], num_threads=n) for i, run in enumerate(runs) for n in (2, 3, 8)}
+    for call in range(120):
+        i, n = call % len(runs), (2, 3, 8)[call % 3]
+        _, src, kind, serial = runs[i]
+        assert _run(primitives[i, n], src, kind) == serial, f"call {call}: {names[i]}, {n} threads"
+
+
+def test_threaded_calls_from_several_python_threads_at_once_keep_their_results():
+    """One call at a time uses the pool; the others run on their own threads."""
+    attrs = CASES["avg_f32_ncx_2d_k7_shared_rows"]
+    pd = dp.PoolingDesc(**attrs)
+    sources = [_src(attrs, seed) for seed in range(8)]
+    serial = [_run(dp.Pooling(pd, num_threads=1), src, "AvgPool") for src in sources]
+    prims = [dp.Pooling(pd, num_threads=n) for n in (2, 3)]
+
+    def work(k):
+        return [_run(prims[(k + r) % 2], sources[(k + r) % 8], "AvgPool") for r in range(12)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(work, range(4)))
+    for k, got in enumerate(results):
+        assert got == [serial[(k + r) % 8] for r in range(12)], f"python thread {k}"
+
+
+def _threaded_result_in_child(name):
+    attrs = CASES[name]
+    return _run(dp.Pooling(dp.PoolingDesc(**attrs), num_threads=2), _src(attrs), attrs["kind"])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork() is POSIX only")
+def test_a_forked_child_runs_threaded_calls():
+    """The child of a fork has none of the parent's helper threads: its calls never wait for
+    them (the caller takes every chunk no helper claims), and it starts a pool of its own."""
+    import multiprocessing
+    name = "max_f32_ncx_2d"
+    attrs = CASES[name]
+    parent = _run(dp.Pooling(dp.PoolingDesc(**attrs), num_threads=2), _src(attrs), attrs["kind"])
+    with multiprocessing.get_context("fork").Pool(1) as children:
+        child = children.apply_async(_threaded_result_in_child, (name,)).get(timeout=120)
+    assert child == parent
