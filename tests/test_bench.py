@@ -95,6 +95,24 @@ def test_worker_reports_an_engine_error_and_exits_on_request():
     assert worker._process.returncode == 0
 
 
+def test_settling_waits_for_a_worker_to_stop_using_cpu_time(monkeypatch):
+    """settle() returns after two polls without new CPU time, and gives up at its limit."""
+    from dnnpool.bench import isolation
+    monkeypatch.setattr(isolation.time, "sleep", lambda seconds: None)
+    worker = isolation.EngineProcess.__new__(isolation.EngineProcess)
+    readings = iter([0.0, 0.01, 0.02, 0.02, 0.03, 0.03, 0.03, 0.5])
+    polls = []
+    worker.cpu_seconds = lambda: polls.append(1) or next(readings)
+    worker.wait_until_idle()
+    assert len(polls) == 7          # the first reading, then spinning, quiet, spinning, quiet, quiet
+    ticks = iter(range(10 ** 6))
+    worker.cpu_seconds = lambda: next(ticks) * 0.01   # a worker that never stops
+    clock = iter(i * 0.1 for i in range(10 ** 6))
+    monkeypatch.setattr(isolation.time, "perf_counter", lambda: next(clock))
+    worker.wait_until_idle(limit_seconds=1.0)
+    assert next(ticks) < 20         # gave up after about ten polls
+
+
 def test_a_variant_no_engine_can_run_has_no_timings():
     from dnnpool.bench import runner
     assert runner._time_all({}, dict(runner.QUICK)) == {}

@@ -7,19 +7,22 @@ its core taken waits for a scheduler time slice, so in-process 2-thread timings 
 10-50x (docs/benchmark.md, "Two threads").  Here each engine lives in a process of its
 own, kept for the whole run; the parent still interleaves the samples, and each sample is timed
 inside the engine's process, so pipes and pickling are never timed.  What is left is the
-previous engine's workers spinning down (for milliseconds) while the next sample starts:
-each isolated sample begins with WARM_UP_SECONDS of untimed calls, which outlast them and
-wake the engine's own workers.  (A sleep between samples instead lets every engine's
-workers park and the core idle, and each sample then measures the wake-up.)
+previous engine's workers spinning down after its sample (ONNX Runtime's for about 50 ms):
+the parent waits until that worker uses no CPU time (settle, at most SETTLE_LIMIT_SECONDS),
+and each isolated sample then begins with WARM_UP_SECONDS of untimed calls, which wake the
+engine's own workers.  (A plain sleep between samples, --gap, lets every engine's workers
+park, and each sample then measures the wake-up.)
 """
 import os
 import subprocess
 import sys
+import time
 from multiprocessing.connection import Connection
 
 from . import peers
 
 WARM_UP_SECONDS = 0.01
+SETTLE_LIMIT_SECONDS = 0.25
 
 
 class EngineProcess:
@@ -70,6 +73,18 @@ class EngineProcess:
         except (OSError, ValueError, IndexError):
             return 0.0
 
+    def wait_until_idle(self, poll_seconds=0.01, limit_seconds=SETTLE_LIMIT_SECONDS):
+        """Returns once the worker used no CPU time over two polls in a row (its threads have
+        stopped spinning), or after limit_seconds.  The kernel counts CPU time in clock ticks
+        (10 ms), so a thread spinning on a core shows up within a poll or two."""
+        deadline = time.perf_counter() + limit_seconds
+        used, quiet = self.cpu_seconds(), 0
+        while quiet < 2 and time.perf_counter() < deadline:
+            time.sleep(poll_seconds)
+            now = self.cpu_seconds()
+            quiet = quiet + 1 if now == used else 0
+            used = now
+
     def stop(self):
         if self._process.poll() is None:
             try:
@@ -94,6 +109,9 @@ class RemoteEngine:
 
     def sample(self, count, warm_up_seconds=0.0):
         return self._process.call("sample", (int(count), float(warm_up_seconds)))
+
+    def settle(self):
+        self._process.wait_until_idle()
 
     def result(self):
         return self._process.call("result")

@@ -142,6 +142,7 @@ def _time_all(prepared, settings, warm_up_seconds=0.0):
         for name in names[shift:] + names[:shift]:
             count = plan[name][0]
             samples[name].append(prepared[name].sample(count, warm_up_seconds) / count)
+            prepared[name].settle()
             if settings["gap_seconds"]:
                 time.sleep(settings["gap_seconds"])  # let spinning worker threads park
     return samples

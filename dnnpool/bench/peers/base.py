@@ -23,6 +23,8 @@ class Prepared:
     sample(count, warm_up_seconds): seconds for `count` back-to-back runs, the engine's state
     applied first, after untimed runs for warm_up_seconds (at least one when > 0); an engine
     in a worker process of its own times the same loop there (isolation.py).
+    settle(): after a sample, waits until the engine's threads stop spinning (isolated engines;
+    in-process ones return at once).
     """
     run: Callable[[], object]
     result: Callable[[], object]
@@ -42,3 +44,6 @@ class Prepared:
         for _ in range(count):
             run()
         return time.perf_counter() - start
+
+    def settle(self):
+        pass
