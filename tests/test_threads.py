@@ -176,3 +176,23 @@ def test_a_forked_child_runs_threaded_calls():
     with multiprocessing.get_context("fork").Pool(1) as children:
         child = children.apply_async(_threaded_result_in_child, (name,)).get(timeout=120)
     assert child == parent
+
+
+def _default_threads_in_fresh_interpreter(code, **env):
+    import os
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import dnnpool as dp\n" + code], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, **env}, check=True)
+    return out.stdout.split()
+
+
+def test_the_default_thread_count_follows_openmp_settings():
+    """0 follows OpenMP's count: OMP_NUM_THREADS, and threadpoolctl's limits on dnnpool's libgomp."""
+    assert _default_threads_in_fresh_interpreter("print(dp.get_num_threads())", OMP_NUM_THREADS="3") == ["3"]
+    pytest.importorskip("threadpoolctl")
+    code = ("from threadpoolctl import threadpool_limits\n"
+            "with threadpool_limits(limits=1, user_api='openmp'):\n"
+            "    print(dp.get_num_threads())\n"
+            "print(dp.get_num_threads())\n")
+    assert _default_threads_in_fresh_interpreter(code, OMP_NUM_THREADS="2") == ["1", "2"]
