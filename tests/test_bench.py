@@ -21,6 +21,7 @@ def result():
 def test_result_structure(result):
     assert result["schema"] == "dnnpool-bench/1"
     assert result["copy_gbps"] > 0
+    assert result["copy_gbps_by_threads"] == {"1": result["copy_gbps"]}
     assert result["settings"]["repeat"] == 2
     assert set(result["engines"]) == {"dnnpool", *peers.PEER_NAMES}
     assert result["engines"]["dnnpool"]["available"]
@@ -64,11 +65,16 @@ def test_isolated_engines_give_the_same_record():
     isolated = run_benchmark(**dict(TINY, cases=["tiny-maxpool", "qlinear"], dtypes=["f32", "u8"],
                                     threads=[2]))
     assert isolated["settings"]["isolate"] == "auto"
+    # %copy of a 2-thread variant is against a copy by two threads
+    assert set(isolated["copy_gbps_by_threads"]) == {"1", "2"}
     records = {record["case"]: record for record in isolated["results"]}
     tiny, quantized = records["tiny-maxpool"], records["qlinear-avgpool-u8"]
     for record in (tiny, quantized):
         assert record["isolated"] and record["threads"] == 2
         assert record["median_us"]["dnnpool"] > 0 and record["mismatches"] == {}
+        assert record["copy_gbps"] == isolated["copy_gbps_by_threads"]["2"]
+        assert record["fraction_of_copy"]["dnnpool"] == pytest.approx(
+            record["gbps"]["dnnpool"] / record["copy_gbps"])
         assert record["other_load_cpus"] is None or record["other_load_cpus"] >= 0
     if isolated["engines"]["openvino"]["available"]:
         assert "FakeQuantize" in quantized["not_available"]["openvino"]
@@ -127,6 +133,15 @@ def test_json_round_trip_and_table(result):
     assert json.loads(to_json(result)) == result
     table = format_table(result)
     assert "tiny-maxpool" in table and "dnnpool" in table and "copy bandwidth" in table
+
+
+def test_the_header_gives_each_thread_count_s_copy_bandwidth(result):
+    from dnnpool.bench.report import format_markdown
+    two = dict(result, copy_gbps=30.14, copy_gbps_by_threads={"1": 30.14, "2": 27.26})
+    assert "30.1 GB/s (1 thread), 27.3 GB/s (2 threads)" in format_table(two)
+    assert "30.1 GB/s (1 thread), 27.3 GB/s (2 threads)" in format_markdown(two)
+    saved_before = {key: value for key, value in result.items() if key != "copy_gbps_by_threads"}
+    assert f"{result['copy_gbps']:.1f} GB/s" in format_table(saved_before)
 
 
 def test_cli_json_output(capsys):

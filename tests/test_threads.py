@@ -135,8 +135,10 @@ def test_thread_pool_survives_many_calls_of_changing_size_and_thread_count():
         attrs = CASES[name]
         pd = dp.PoolingDesc(**attrs)
         src = _src(attrs)
-        runs.append((pd, src, attrs["kind"], _run(dp.Pooling(pd, num_threads=1), src, attrs["kind"])))
-    primitives = {(i, n): dp.Pooling(run[0], num_threads=n) for i, run in enumerate(runs) for n in (2, 3, 8)}
+        serial = _run(dp.Pooling(pd, num_threads=1), src, attrs["kind"])
+        runs.append((pd, src, attrs["kind"], serial))
+    primitives = {(i, n): dp.Pooling(run[0], num_threads=n)
+                  for i, run in enumerate(runs) for n in (2, 3, 8)}
     for call in range(120):
         i, n = call % len(runs), (2, 3, 8)[call % 3]
         _, src, kind, serial = runs[i]
@@ -182,14 +184,17 @@ def _default_threads_in_fresh_interpreter(code, **env):
     import os
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", "import dnnpool as dp\n" + code], capture_output=True,
-                         text=True, timeout=120, env={**os.environ, **env}, check=True)
+    out = subprocess.run([sys.executable, "-c", "import dnnpool as dp\n" + code],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **env}, check=True)
     return out.stdout.split()
 
 
 def test_the_default_thread_count_follows_openmp_settings():
-    """0 follows OpenMP's count: OMP_NUM_THREADS, and threadpoolctl's limits on dnnpool's libgomp."""
-    assert _default_threads_in_fresh_interpreter("print(dp.get_num_threads())", OMP_NUM_THREADS="3") == ["3"]
+    """0 follows OpenMP's count: OMP_NUM_THREADS, and threadpoolctl's limits on libgomp."""
+    printed = _default_threads_in_fresh_interpreter("print(dp.get_num_threads())",
+                                                    OMP_NUM_THREADS="3")
+    assert printed == ["3"]
     pytest.importorskip("threadpoolctl")
     code = ("from threadpoolctl import threadpool_limits\n"
             "with threadpool_limits(limits=1, user_api='openmp'):\n"

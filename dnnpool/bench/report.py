@@ -24,6 +24,16 @@ def _time_cell(record, name):
     return "n/a"
 
 
+def _copy_bandwidths(result):
+    """'30.1 GB/s', or '30.1 GB/s (1 thread), 27.3 GB/s (2 threads)' (results saved before the
+    per-thread probes have the single-threaded one only)."""
+    by_threads = result.get("copy_gbps_by_threads") or {"1": result["copy_gbps"]}
+    if len(by_threads) == 1:
+        return f"{next(iter(by_threads.values())):.1f} GB/s"
+    return ", ".join(f"{gbps:.1f} GB/s ({n} thread{'s' if n != '1' else ''})"
+                     for n, gbps in sorted(by_threads.items(), key=lambda item: int(item[0])))
+
+
 def _header(result):
     machine = result["machine"]
     engines = ", ".join(
@@ -34,7 +44,7 @@ def _header(result):
     lines = [f"dnnpool bench: {machine['cpu']}, {machine['cpus']} CPUs"
              + (f", dnnpool ISA {machine['dnnpool_isa']}" if "dnnpool_isa" in machine else ""),
              f"copy bandwidth (numpy, {result['settings']['copy_megabytes']} MB, read+write): "
-             f"{result['copy_gbps']:.1f} GB/s",
+             + _copy_bandwidths(result),
              f"engines: {engines}"]
     if missing:
         lines.append("not compared: " + "; ".join(missing))
@@ -117,7 +127,7 @@ def format_markdown(result):
     engines = _engine_columns(result)
     machine = result["machine"]
     lines = [f"{machine['cpu']}, {machine['cpus']} CPUs, copy bandwidth "
-             f"{result['copy_gbps']:.1f} GB/s; median microseconds per call; "
+             f"{_copy_bandwidths(result)}; median microseconds per call; "
              "ratio = dnnpool / best peer.", "",
              "| case | layout | dtype | thr | " + " | ".join(map(_short, engines))
              + " | best peer | ratio | GB/s | %copy | others | check |",

@@ -13,6 +13,7 @@ import os
 import platform
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -38,12 +39,24 @@ def available_cpus():
         return os.cpu_count() or 1
 
 
-def copy_bandwidth(megabytes=256, repeat=5):
-    """GB/s of a large numpy copy, counting bytes read plus bytes written."""
+def copy_bandwidth(megabytes=256, repeat=5, threads=1):
+    """GB/s of a large numpy copy, counting bytes read plus bytes written; with threads > 1,
+    that many threads each copy one contiguous part (numpy releases the GIL while copying)."""
     src = np.ones(megabytes * 2**20 // 4, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault the pages in before timing
-    best = min(_timed(lambda: np.copyto(dst, src)) for _ in range(repeat))
+    if threads <= 1:
+        copy = lambda: np.copyto(dst, src)  # noqa: E731
+    else:
+        bounds = [len(src) * i // threads for i in range(threads + 1)]
+        parts = [(dst[a:b], src[a:b]) for a, b in zip(bounds, bounds[1:])]
+        pool = ThreadPoolExecutor(threads)
+        copy = lambda: list(pool.map(lambda part: np.copyto(*part), parts))  # noqa: E731
+    try:
+        best = min(_timed(copy) for _ in range(repeat))
+    finally:
+        if threads > 1:
+            pool.shutdown()
     return 2 * src.nbytes / best / 1e9
 
 
@@ -170,6 +183,7 @@ def _summarize(variant, samples, not_available, mismatches, implementations, cop
         "ratio_to_best_peer": (subject / peer_times[best_peer]
                                if subject is not None and best_peer else None),
         "gbps": gbps,
+        "copy_gbps": copy_gbps,
         "fraction_of_copy": {name: value / copy_gbps for name, value in gbps.items()},
         "not_available": not_available, "mismatches": mismatches,
         "implementation": implementations,
@@ -235,18 +249,23 @@ def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=No
     machine = _machine()
     workers = Workers()
     load = OtherLoad(workers)
-    copy_gbps = copy_bandwidth(settings["copy_megabytes"])
+    # %copy compares each variant with a copy by as many threads: one core may not saturate
+    # memory, and on some machines (this one) one core already does.
+    copy_by_threads = {n: copy_bandwidth(settings["copy_megabytes"], threads=n)
+                       for n in sorted({1, *threads})}
     results = []
     bar = progress_bar(len(variants), enabled=progress)
     try:
         for variant in variants:
             bar.set_description_str(variant.label)
-            results.append(run_variant(variant, names, settings, copy_gbps,
+            results.append(run_variant(variant, names, settings,
+                                       copy_by_threads[variant.threads],
                                        workers if _isolated(variant, settings) else None))
             bar.update(1)
         machine["other_load_cpus"] = load.cpus()
     finally:
         workers.stop()
         bar.close()
-    return {"schema": SCHEMA, "machine": machine, "copy_gbps": copy_gbps,
+    return {"schema": SCHEMA, "machine": machine, "copy_gbps": copy_by_threads[1],
+            "copy_gbps_by_threads": {str(n): gbps for n, gbps in copy_by_threads.items()},
             "settings": settings, "engines": engines, "results": results}
