@@ -180,19 +180,24 @@ def test_a_forked_child_runs_threaded_calls():
     assert child == parent
 
 
-def _default_threads_in_fresh_interpreter(code, **env):
+def _default_threads_in_fresh_interpreter(tmp_path, code, **env):
+    """Runs code in a new interpreter that imports this very dnnpool (the installed one, or the
+    built checkout's), from a directory where no unbuilt source tree shadows it."""
     import os
     import subprocess
     import sys
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dp.__file__)))
+    path = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
     out = subprocess.run([sys.executable, "-c", "import dnnpool as dp\n" + code],
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, **env}, check=True)
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": path, **env})
+    assert out.returncode == 0, out.stderr
     return out.stdout.split()
 
 
-def test_the_default_thread_count_follows_openmp_settings():
+def test_the_default_thread_count_follows_openmp_settings(tmp_path):
     """0 follows OpenMP's count: OMP_NUM_THREADS, and threadpoolctl's limits on libgomp."""
-    printed = _default_threads_in_fresh_interpreter("print(dp.get_num_threads())",
+    printed = _default_threads_in_fresh_interpreter(tmp_path, "print(dp.get_num_threads())",
                                                     OMP_NUM_THREADS="3")
     assert printed == ["3"]
     pytest.importorskip("threadpoolctl")
@@ -200,4 +205,4 @@ def test_the_default_thread_count_follows_openmp_settings():
             "with threadpool_limits(limits=1, user_api='openmp'):\n"
             "    print(dp.get_num_threads())\n"
             "print(dp.get_num_threads())\n")
-    assert _default_threads_in_fresh_interpreter(code, OMP_NUM_THREADS="2") == ["1", "2"]
+    assert _default_threads_in_fresh_interpreter(tmp_path, code, OMP_NUM_THREADS="2") == ["1", "2"]
