@@ -169,6 +169,11 @@ bool global_plane(const dp_plan &p, const int64_t ss[5]) {
 bool doubles(const AxisPlan &ax, bool is_max, int64_t unit) {
     return ax.s == 1 && ax.d == 1 && slide_passes(ax.k, is_max, unit) + 1 < ax.k;
 }
+// Values: the rows of a stride-1, undilated axis slide (rows_slide in
+// plan.hpp) instead of going tap by tap.
+bool values_rows_slide(const AxisPlan &ax, bool is_max, int64_t unit) {
+    return ax.s == 1 && ax.d == 1 && rows_slide(ax.k, is_max, unit);
+}
 
 // Per-thread working set the separable kernel aims for (about half of L2).
 constexpr int64_t kSepBudget = 256 << 10;
@@ -194,7 +199,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         g.h_dbl = doubles(AW, is_max, lanes);
     }
     g.v_dbl = AD.k == 1 && (with_idx ? doubles(AH, is_max, AW.out * lanes)
-                                     : AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, AW.out * lanes));
+                                     : values_rows_slide(AH, is_max, AW.out * lanes));
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
@@ -290,8 +295,8 @@ int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5]) {
     const int64_t C = p.desc.channels, OWC = AW.out * C;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);
-    const bool rows_by_slides = AD.k == 1 && AH.s == 1 && AH.d == 1 && rows_slide(AH.k, is_max, OWC);
-    const int64_t vcost = rows_by_slides ? slide_passes(AH.k, is_max, OWC) : AD.k * AH.k;
+    const int64_t vcost = AD.k == 1 && values_rows_slide(AH, is_max, OWC) ? slide_passes(AH.k, is_max, OWC)
+                                                                          : AD.k * AH.k;
     return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }
 
