@@ -45,18 +45,16 @@ def copy_bandwidth(megabytes=256, repeat=5, threads=1):
     src = np.ones(megabytes * 2**20 // 4, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault the pages in before timing
-    if threads <= 1:
-        copy = lambda: np.copyto(dst, src)  # noqa: E731
-    else:
-        bounds = [len(src) * i // threads for i in range(threads + 1)]
-        parts = [(dst[a:b], src[a:b]) for a, b in zip(bounds, bounds[1:])]
-        pool = ThreadPoolExecutor(threads)
-        copy = lambda: list(pool.map(lambda part: np.copyto(*part), parts))  # noqa: E731
-    try:
+    parts = list(zip(np.array_split(dst, threads), np.array_split(src, threads)))
+
+    with ThreadPoolExecutor(threads) as pool:
+        def copy():
+            if threads == 1:
+                np.copyto(dst, src)  # on the calling thread, as a user's copy runs
+            else:
+                list(pool.map(lambda part: np.copyto(*part), parts))
+
         best = min(_timed(copy) for _ in range(repeat))
-    finally:
-        if threads > 1:
-            pool.shutdown()
     return 2 * src.nbytes / best / 1e9
 
 
