@@ -9,13 +9,15 @@
 #include "threads.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
-#include <system_error>
 #include <thread>
+#include <vector>
 
 namespace dnnpool {
 namespace {
@@ -36,7 +38,7 @@ inline void cpu_relax() {
 
 struct Pool {
     std::mutex busy;            // held by the call that uses the pool
-    int started = 0;            // helpers started (under busy)
+    std::vector<pthread_t> helpers;   // started helpers (under busy)
 
     std::mutex sleep_mutex;     // helpers sleep on `wake` between jobs
     std::condition_variable wake;
@@ -82,12 +84,33 @@ struct Pool {
     }
 
     void helper(int index, uint32_t seen) {
+#ifdef __linux__
+        pthread_setname_np(pthread_self(), "dnnpool-helper");   // for top, py-spy, /proc
+#endif
         for (;;) {
             seen = next_job(seen);
             if (index < wanted.load(std::memory_order_acquire)) work(seen);
         }
     }
 };
+
+// Asleep, a helper is woken onto the waker's core (the scheduler's wake
+// affinity), where it either waits for the caller or preempts it while the
+// other cores idle: on 2 cores, after a 30 ms gap, 8 of 12 two-thread calls
+// ran on one core.  So before waking them the caller lets the helpers run
+// wherever it may run itself except on its own core (everywhere it may run
+// when that is its only core): helpers follow the caller's affinity.
+void steer_off_caller_core(const std::vector<pthread_t> &helpers) {
+#ifdef __linux__
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+    const int cpu = sched_getcpu();
+    if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &mask) && CPU_COUNT(&mask) > 1) CPU_CLR(cpu, &mask);
+    for (pthread_t h : helpers) pthread_setaffinity_np(h, sizeof mask, &mask);
+#else
+    (void)helpers;
+#endif
+}
 
 // The pool is never destroyed (its helpers block for the life of the
 // process); a forked child, which has none of the parent's threads, starts
@@ -114,23 +137,27 @@ void run_chunks(int64_t chunks, int helpers, ChunkFn fn, void *arg) {
         return;
     }
     const uint32_t before = p->posted.load(), gen = before + 1;
-    while (p->started < helpers) {
+    while ((int)p->helpers.size() < helpers) {
         try {
-            std::thread(&Pool::helper, p, p->started, before).detach();
-        } catch (const std::system_error &) {
+            p->helpers.reserve(p->helpers.size() + 1);   // so push_back cannot throw below
+            std::thread t(&Pool::helper, p, (int)p->helpers.size(), before);
+            p->helpers.push_back(t.native_handle());   // stays valid: helpers never exit
+            t.detach();
+        } catch (const std::exception &) {
             break;   // no more threads: the ones started (and the caller) do the work
         }
-        ++p->started;
     }
+    const int started = (int)p->helpers.size();
     p->ticket.store((uint64_t)gen << 32 | kClosed);
     p->fn.store(fn, std::memory_order_relaxed);
     p->arg.store(arg, std::memory_order_relaxed);
     p->chunks.store(chunks, std::memory_order_relaxed);
-    p->wanted.store(helpers < p->started ? helpers : p->started, std::memory_order_relaxed);
+    p->wanted.store(helpers < started ? helpers : started, std::memory_order_relaxed);
     p->done.store(0, std::memory_order_relaxed);
     p->ticket.store((uint64_t)gen << 32, std::memory_order_release);
     p->posted.store(gen);
     if (p->sleepers.load() > 0) {
+        steer_off_caller_core(p->helpers);
         std::lock_guard<std::mutex> lock(p->sleep_mutex);
         p->wake.notify_all();
     }

@@ -180,8 +180,8 @@ def test_a_forked_child_runs_threaded_calls():
     assert child == parent
 
 
-def _default_threads_in_fresh_interpreter(tmp_path, code, **env):
-    """Runs code in a new interpreter that imports this very dnnpool (the installed one, or the
+def _in_fresh_interpreter(tmp_path, code, **env):
+    """Runs code in a new interpreter (a pool of its own) that imports this very dnnpool (the installed one, or the
     built checkout's), from a directory where no unbuilt source tree shadows it."""
     import os
     import subprocess
@@ -197,7 +197,7 @@ def _default_threads_in_fresh_interpreter(tmp_path, code, **env):
 
 def test_the_default_thread_count_follows_openmp_settings(tmp_path):
     """0 follows OpenMP's count: OMP_NUM_THREADS, and threadpoolctl's limits on libgomp."""
-    printed = _default_threads_in_fresh_interpreter(tmp_path, "print(dp.get_num_threads())",
+    printed = _in_fresh_interpreter(tmp_path, "print(dp.get_num_threads())",
                                                     OMP_NUM_THREADS="3")
     assert printed == ["3"]
     pytest.importorskip("threadpoolctl")
@@ -205,4 +205,62 @@ def test_the_default_thread_count_follows_openmp_settings(tmp_path):
             "with threadpool_limits(limits=1, user_api='openmp'):\n"
             "    print(dp.get_num_threads())\n"
             "print(dp.get_num_threads())\n")
-    assert _default_threads_in_fresh_interpreter(tmp_path, code, OMP_NUM_THREADS="2") == ["1", "2"]
+    assert _in_fresh_interpreter(tmp_path, code, OMP_NUM_THREADS="2") == ["1", "2"]
+
+
+
+# Prints the caller's affinity and each helper thread's (named dnnpool-helper) of the child's
+# own pool, after a threaded call that found the helper asleep (helpers sleep 200 us after
+# a job); `before` runs after the helper has been woken once.
+_HELPER_AFFINITY = """
+import json, os, time
+import numpy as np
+
+def helper_affinities():
+    found = []
+    for tid in os.listdir('/proc/self/task'):
+        with open(f'/proc/self/task/{{tid}}/comm') as comm:
+            if comm.read().strip() == 'dnnpool-helper':
+                found.append(sorted(os.sched_getaffinity(int(tid))))
+    return found
+
+prim = dp.Pooling(dp.PoolingDesc('MaxPool', (1, 32, 128, 128), kernel=[3, 3], strides=[1, 1]),
+                  num_threads=2)
+src = np.random.default_rng(0).standard_normal((1, 32, 128, 128)).astype(np.float32)
+prim.execute(src)
+time.sleep(0.05)
+prim.execute(src)
+{before}
+time.sleep(0.05)
+prim.execute(src)
+print(json.dumps([sorted(os.sched_getaffinity(0)), helper_affinities()]))
+"""
+
+linux_with_two_cpus = pytest.mark.skipif(
+    not __import__("os").path.isdir("/proc/self/task")
+    or len(__import__("os").sched_getaffinity(0)) < 2, reason="needs Linux and two CPUs")
+
+
+def _affinities_in_child(tmp_path, before=""):
+    import json
+    return json.loads(" ".join(_in_fresh_interpreter(
+        tmp_path, _HELPER_AFFINITY.format(before=before))))
+
+
+@linux_with_two_cpus
+def test_a_woken_helper_may_run_anywhere_but_on_the_callers_core(tmp_path):
+    """Woken, a sleeping helper would land on the caller's core (the scheduler's wake
+    affinity) and wait for it or preempt it: the caller first moves it off its own core."""
+    caller, helpers = _affinities_in_child(tmp_path)
+    assert len(helpers) == 1
+    assert set(helpers[0]) < set(caller) and len(helpers[0]) == len(caller) - 1
+
+
+@linux_with_two_cpus
+def test_helpers_follow_a_caller_confined_to_one_core(tmp_path):
+    """A caller allowed only one core shares it with its helpers: they never stay on the
+    cores an earlier call sent them to."""
+    confine = ("os.sched_setaffinity(0, set(os.sched_getaffinity(0))"
+               " - set(helper_affinities()[0]))")
+    caller, helpers = _affinities_in_child(tmp_path, confine)
+    assert len(caller) == 1 and helpers == [caller]
