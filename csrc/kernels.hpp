@@ -154,6 +154,69 @@ static inline Acc combine(Acc a, Acc b) { return K == kMax ? max_nan(a, b) : a +
 template <typename Acc>
 static inline bool right_wins(Acc a, int64_t ai, Acc b) { return ai < 0 || b > a || (b != b && a == a); }
 
+// right_wins on vectors of lanes (a value vector and `parts` vectors of its
+// int64 indices, lanes in order), and merges of whole rows with it.
+template <typename Acc>
+struct IdxVec {
+    typedef Acc V __attribute__((vector_size(kVecBytes)));
+    typedef Acc VU __attribute__((vector_size(kVecBytes), aligned(alignof(Acc))));
+    typedef decltype(V{} < V{}) M;   // a lane mask of V: -1 or 0 per lane
+    static constexpr int vl = (int)(kVecBytes / sizeof(Acc));
+    static constexpr int lanes = (int)(kVecBytes / 8);   // int64 lanes per index vector
+    static constexpr int parts = vl / lanes;
+    typedef int64_t VI __attribute__((vector_size(kVecBytes)));
+    typedef int64_t VIU __attribute__((vector_size(kVecBytes), aligned(8)));
+    typedef int32_t Half __attribute__((vector_size(kVecBytes / 2)));
+    static_assert(parts == 1 || (parts == 2 && sizeof(Acc) == 4), "4- or 8-byte lanes");
+
+    static inline VI load(const int64_t *p) { return *(const VIU *)p; }
+    static inline void store(int64_t *p, VI v) { *(VIU *)p = v; }
+
+    // Part J of a mask, as int64 lanes (sign-extended).
+    template <int J, int... L>
+    static inline VI widen(M m, std::integer_sequence<int, L...>) {
+        if constexpr (parts == 1) return (VI)m;
+        else return __builtin_convertvector((Half)__builtin_shufflevector(m, m, (J * lanes + L)...), VI);
+    }
+    // The lanes of `parts` int64 masks as one mask of V.
+    template <int... L>
+    static inline M narrow(const VI *v, std::integer_sequence<int, L...>) {
+        if constexpr (parts == 1) return (M)v[0];
+        else return (M)__builtin_shufflevector(__builtin_convertvector(v[0], Half), __builtin_convertvector(v[1], Half), L...);
+    }
+
+    // a, ai take b, bi in the lanes where b wins.
+    static inline void update(V &a, VI *ai, V b, const VI *bi) {
+        VI pad[parts];
+        for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;
+        const M take = ((a == a) & ~(b <= a)) | narrow(pad, std::make_integer_sequence<int, vl>());
+        a = take ? b : a;
+        const auto seq = std::make_integer_sequence<int, lanes>();
+        ai[0] = widen<0>(take, seq) ? bi[0] : ai[0];
+        if constexpr (parts == 2) ai[1] = widen<1>(take, seq) ? bi[1] : ai[1];
+    }
+
+    // d = a (+) b with indices over the whole vectors of [0, n) (d may be a
+    // or b; every vector is loaded before it is stored); returns where the
+    // lane-by-lane tail starts.
+    static inline int64_t merge(Acc *d, int64_t *di, const Acc *a, const int64_t *ai, const Acc *b,
+                                const int64_t *bi, int64_t n) {
+        int64_t x = 0;
+        for (; x + vl <= n; x += vl) {
+            V va = *(const VU *)(a + x);
+            VI ia[parts], ib[parts];
+            for (int j = 0; j < parts; ++j) {
+                ia[j] = load(ai + x + j * lanes);
+                ib[j] = load(bi + x + j * lanes);
+            }
+            update(va, ia, *(const VU *)(b + x), ib);
+            *(VU *)(d + x) = va;
+            for (int j = 0; j < parts; ++j) store(di + x + j * lanes, ia[j]);
+        }
+        return x;
+    }
+};
+
 // Value a window without input elements starts from.
 template <typename T, int K>
 static inline typename Traits<T>::Acc identity() {
@@ -165,7 +228,7 @@ template <typename Acc, int K, bool I>
 static inline void combine_rows(Acc *__restrict a, int64_t *__restrict ai, const Acc *__restrict b,
                                 const int64_t *__restrict bi, int64_t n) {
     if constexpr (I) {
-        for (int64_t x = 0; x < n; ++x)
+        for (int64_t x = IdxVec<Acc>::merge(a, ai, a, ai, b, bi, n); x < n; ++x)
             if (right_wins(a[x], ai[x], b[x])) { a[x] = b[x]; ai[x] = bi[x]; }
     } else {
 #pragma GCC ivdep
@@ -177,7 +240,7 @@ static inline void combine_rows(Acc *__restrict a, int64_t *__restrict ai, const
 template <typename Acc, int K, bool I>
 static inline void combine_shift(Acc *a, int64_t *ai, int64_t sh, int64_t n) {
     if constexpr (I) {
-        for (int64_t x = 0; x < n; ++x)
+        for (int64_t x = IdxVec<Acc>::merge(a, ai, a, ai, a + sh, ai + sh, n); x < n; ++x)
             if (right_wins(a[x], ai[x], a[x + sh])) { a[x] = a[x + sh]; ai[x] = ai[x + sh]; }
     } else {
 #pragma GCC ivdep
@@ -232,7 +295,7 @@ template <typename Acc, int K, bool I>
 static inline void merge_rows(Acc *d, int64_t *di, const Acc *a, const int64_t *ai, const Acc *b,
                               const int64_t *bi, int64_t n) {
     if constexpr (I) {
-        for (int64_t x = 0; x < n; ++x) {
+        for (int64_t x = IdxVec<Acc>::merge(d, di, a, ai, b, bi, n); x < n; ++x) {
             const bool w = right_wins(a[x], ai[x], b[x]);
             const Acc v = w ? b[x] : a[x];
             const int64_t i = w ? bi[x] : ai[x];
@@ -468,6 +531,18 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
             Y[x] = acc;
         }
         return;
+    }
+    typedef IdxVec<Acc> IV;
+    for (; x + VL <= n; x += VL) {   // whole vectors, then the tail lane by lane
+        V acc = load_any<T>(X + x + off[0]);
+        typename IV::VI ai[IV::parts], bi[IV::parts];
+        for (int j = 0; j < IV::parts; ++j) ai[j] = IV::load(Xi + x + off[0] + j * IV::lanes);
+        for (int64_t t = 1; t < nt; ++t) {
+            for (int j = 0; j < IV::parts; ++j) bi[j] = IV::load(Xi + x + off[t] + j * IV::lanes);
+            IV::update(acc, ai, load_any<T>(X + x + off[t]), bi);
+        }
+        store_vec<T>(Y + x, acc);
+        for (int j = 0; j < IV::parts; ++j) IV::store(Yi + x + j * IV::lanes, ai[j]);
     }
     for (; x < n; x += B) {
         const int64_t m = n - x < B ? n - x : B;

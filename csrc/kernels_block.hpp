@@ -157,20 +157,53 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
                                    int64_t nkw, int64_t kstep, int64_t istep, int64_t ibase, int64_t icstep,
                                    int64_t m, T *o, int64_t *xo, int64_t xcs, int64_t nvalid) {
     typedef typename Traits<T>::Acc Acc;
-    constexpr int64_t VB = kBlockVecs * Vec<T>::lanes;
+    typedef IdxVec<Acc> IV;
+    typedef typename IV::VI VI;
+    constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
+    const int64_t nv = m / VL;   // whole vectors in registers, then the remaining lanes
+    if (nv > 0) {
+        typename Vec<T>::V vacc[kBlockVecs];
+        VI varg[kBlockVecs][IV::parts], lane[kBlockVecs][IV::parts];   // lane: a lane's index step
+        for (int64_t v = 0; v < nv; ++v) {
+            vacc[v] = Traits<T>::max_init() - typename Vec<T>::V{};
+            for (int j = 0; j < IV::parts; ++j) {
+                varg[v][j] = VI{} - 1;
+                for (int l = 0; l < IV::lanes; ++l) lane[v][j][l] = (v * VL + j * IV::lanes + l) * icstep;
+            }
+        }
+        for (int64_t r = 0; r < nrows; ++r) {
+            const T *p = p0 + roff[r];
+            int64_t at = ibase + ridx[r];
+            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep)
+                for (int64_t v = 0; v < nv; ++v) {
+                    VI at_lanes[IV::parts];
+                    for (int j = 0; j < IV::parts; ++j) at_lanes[j] = at + lane[v][j];
+                    IV::update(vacc[v], varg[v], load_vec<T>(p + v * VL), at_lanes);
+                }
+        }
+        for (int64_t v = 0; v < nv; ++v) {
+            if (nvalid) store_as<T, true>(o + v * VL, vacc[v]);
+            for (int64_t i = v * VL; i < (v + 1) * VL; ++i)
+                xo[i * xcs] = nvalid ? varg[v][(i - v * VL) / IV::lanes][(i - v * VL) % IV::lanes] : -1;
+            if (!nvalid)
+                for (int64_t i = v * VL; i < (v + 1) * VL; ++i) o[i] = Traits<T>::lowest();
+        }
+    }
+    const int64_t done = nv * VL;
     Acc acc[VB];
     int64_t arg[VB];
-    for (int64_t i = 0; i < m; ++i) { acc[i] = Traits<T>::max_init(); arg[i] = -1; }
+    for (int64_t i = done; i < m; ++i) { acc[i] = Traits<T>::max_init(); arg[i] = -1; }
+    if (done < m)
     for (int64_t r = 0; r < nrows; ++r) {
         const T *p = p0 + roff[r];
         int64_t at = ibase + ridx[r];
         for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep)
-            for (int64_t i = 0; i < m; ++i) {
+            for (int64_t i = done; i < m; ++i) {
                 const Acc v = Traits<T>::load(p[i]);
                 if (right_wins(acc[i], arg[i], v)) { acc[i] = v; arg[i] = at + i * icstep; }
             }
     }
-    for (int64_t i = 0; i < m; ++i) {
+    for (int64_t i = done; i < m; ++i) {
         o[i] = nvalid ? Traits<T>::store(acc[i]) : Traits<T>::lowest();
         xo[i * xcs] = nvalid ? arg[i] : -1;
     }
