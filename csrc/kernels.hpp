@@ -185,11 +185,15 @@ struct IdxVec {
         else return (M)__builtin_shufflevector(__builtin_convertvector(v[0], Half), __builtin_convertvector(v[1], Half), L...);
     }
 
-    // a, ai take b, bi in the lanes where b wins.
+    // a, ai take b, bi in the lanes where b wins (Pad: a may be padding).
+    template <bool Pad = true>
     static inline void update(V &a, VI *ai, V b, const VI *bi) {
-        VI pad[parts];
-        for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;
-        const M take = ((a == a) & ~(b <= a)) | narrow(pad, std::make_integer_sequence<int, vl>());
+        M take = (a == a) & ~(b <= a);
+        if constexpr (Pad) {
+            VI pad[parts];
+            for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;
+            take |= narrow(pad, std::make_integer_sequence<int, vl>());
+        }
         a = take ? b : a;
         const auto seq = std::make_integer_sequence<int, lanes>();
         ai[0] = widen<0>(take, seq) ? bi[0] : ai[0];

@@ -161,35 +161,35 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
     typedef typename IV::VI VI;
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
     const int64_t nv = m / VL;   // whole vectors in registers, then the remaining lanes
-    if (nv > 0) {
+    if (nv > 0 && nvalid > 0) {   // starting from the first tap: no padding to lose
         typename Vec<T>::V vacc[kBlockVecs];
         VI varg[kBlockVecs][IV::parts], lane[kBlockVecs][IV::parts];   // lane: a lane's index step
         for (int64_t v = 0; v < nv; ++v) {
-            vacc[v] = Traits<T>::max_init() - typename Vec<T>::V{};
+            vacc[v] = load_vec<T>(p0 + roff[0] + v * VL);
             for (int j = 0; j < IV::parts; ++j) {
-                varg[v][j] = VI{} - 1;
                 for (int l = 0; l < IV::lanes; ++l) lane[v][j][l] = (v * VL + j * IV::lanes + l) * icstep;
+                varg[v][j] = ibase + ridx[0] + lane[v][j];
             }
         }
         for (int64_t r = 0; r < nrows; ++r) {
             const T *p = p0 + roff[r];
             int64_t at = ibase + ridx[r];
-            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep)
+            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep) {
+                if (r == 0 && kw == 0) continue;
                 for (int64_t v = 0; v < nv; ++v) {
                     VI at_lanes[IV::parts];
                     for (int j = 0; j < IV::parts; ++j) at_lanes[j] = at + lane[v][j];
-                    IV::update(vacc[v], varg[v], load_vec<T>(p + v * VL), at_lanes);
+                    IV::template update<false>(vacc[v], varg[v], load_vec<T>(p + v * VL), at_lanes);
                 }
+            }
         }
         for (int64_t v = 0; v < nv; ++v) {
-            if (nvalid) store_as<T, true>(o + v * VL, vacc[v]);
+            store_as<T, true>(o + v * VL, vacc[v]);
             for (int64_t i = v * VL; i < (v + 1) * VL; ++i)
-                xo[i * xcs] = nvalid ? varg[v][(i - v * VL) / IV::lanes][(i - v * VL) % IV::lanes] : -1;
-            if (!nvalid)
-                for (int64_t i = v * VL; i < (v + 1) * VL; ++i) o[i] = Traits<T>::lowest();
+                xo[i * xcs] = varg[v][(i - v * VL) / IV::lanes][(i - v * VL) % IV::lanes];
         }
     }
-    const int64_t done = nv * VL;
+    const int64_t done = nvalid > 0 ? nv * VL : 0;
     Acc acc[VB];
     int64_t arg[VB];
     for (int64_t i = done; i < m; ++i) { acc[i] = Traits<T>::max_init(); arg[i] = -1; }
