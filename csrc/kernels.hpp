@@ -161,6 +161,7 @@ struct IdxVec {
     typedef Acc V __attribute__((vector_size(kVecBytes)));
     typedef Acc VU __attribute__((vector_size(kVecBytes), aligned(alignof(Acc))));
     typedef decltype(V{} < V{}) M;   // a lane mask of V: -1 or 0 per lane
+    typedef decltype(M{}[0] + 0) Lane;   // M's signed integer lanes, as wide as Acc
     static constexpr int vl = (int)(kVecBytes / sizeof(Acc));
     static constexpr int lanes = (int)(kVecBytes / 8);   // int64 lanes per index vector
     static constexpr int parts = vl / lanes;
@@ -185,10 +186,13 @@ struct IdxVec {
         else return (M)__builtin_shufflevector(__builtin_convertvector(v[0], Half), __builtin_convertvector(v[1], Half), L...);
     }
 
+    // The lanes where b wins over an element a: b > a, or b is NaN and a is not.
+    static inline M wins(V a, V b) { return (a == a) & ~(b <= a); }
+
     // a, ai take b, bi in the lanes where b wins (Pad: a may be padding).
     template <bool Pad = true>
     static inline void update(V &a, VI *ai, V b, const VI *bi) {
-        M take = (a == a) & ~(b <= a);
+        M take = wins(a, b);
         if constexpr (Pad) {
             VI pad[parts];
             for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;

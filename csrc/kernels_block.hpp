@@ -155,38 +155,42 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
 template <typename T>
 static inline void block_point_idx(const T *p0, const int64_t *roff, const int64_t *ridx, int64_t nrows,
                                    int64_t nkw, int64_t kstep, int64_t istep, int64_t ibase, int64_t icstep,
-                                   int64_t m, T *o, int64_t *xo, int64_t xcs, int64_t nvalid) {
+                                   int64_t m, T *o, int64_t *xo, int64_t xcs, int64_t nvalid, int64_t *tap_at) {
     typedef typename Traits<T>::Acc Acc;
     typedef IdxVec<Acc> IV;
-    typedef typename IV::VI VI;
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
     const int64_t nv = m / VL;   // whole vectors in registers, then the remaining lanes
-    if (nv > 0 && nvalid > 0) {   // starting from the first tap: no padding to lose
+    if (nv > 0 && nvalid > 0) {
+        // Whole vectors, from the first tap (no padding to lose): each lane
+        // keeps the ordinal of its winning tap, as wide as the values (one
+        // blend per tap), and looks its index up in tap_at at the end.
+        typedef typename IV::M M;
         typename Vec<T>::V vacc[kBlockVecs];
-        VI varg[kBlockVecs][IV::parts], lane[kBlockVecs][IV::parts];   // lane: a lane's index step
+        M ord[kBlockVecs];
         for (int64_t v = 0; v < nv; ++v) {
             vacc[v] = load_vec<T>(p0 + roff[0] + v * VL);
-            for (int j = 0; j < IV::parts; ++j) {
-                for (int l = 0; l < IV::lanes; ++l) lane[v][j][l] = (v * VL + j * IV::lanes + l) * icstep;
-                varg[v][j] = ibase + ridx[0] + lane[v][j];
-            }
+            ord[v] = M{};
         }
+        int64_t t = 0;
         for (int64_t r = 0; r < nrows; ++r) {
             const T *p = p0 + roff[r];
             int64_t at = ibase + ridx[r];
-            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep) {
-                if (r == 0 && kw == 0) continue;
+            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep, ++t) {
+                tap_at[t] = at;
+                if (t == 0) continue;
+                const M tv = M{} + (typename IV::Lane)t;
                 for (int64_t v = 0; v < nv; ++v) {
-                    VI at_lanes[IV::parts];
-                    for (int j = 0; j < IV::parts; ++j) at_lanes[j] = at + lane[v][j];
-                    IV::template update<false>(vacc[v], varg[v], load_vec<T>(p + v * VL), at_lanes);
+                    const typename Vec<T>::V b = load_vec<T>(p + v * VL);
+                    const M take = IV::wins(vacc[v], b);
+                    vacc[v] = take ? b : vacc[v];
+                    ord[v] = take ? tv : ord[v];
                 }
             }
         }
         for (int64_t v = 0; v < nv; ++v) {
             store_as<T, true>(o + v * VL, vacc[v]);
-            for (int64_t i = v * VL; i < (v + 1) * VL; ++i)
-                xo[i * xcs] = varg[v][(i - v * VL) / IV::lanes][(i - v * VL) % IV::lanes];
+            for (int64_t l = 0; l < VL; ++l)
+                xo[(v * VL + l) * xcs] = tap_at[ord[v][l]] + (v * VL + l) * icstep;
         }
     }
     const int64_t done = nvalid > 0 ? nv * VL : 0;
@@ -441,7 +445,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 for (int64_t c0 = 0; c0 < C; c0 += VB)
                     block_point_idx<T>(p0 + c0, roff, ridx, nrows, nkw, kstep, AW.d * c->is[4],
                                        ibase + c0 * c->is[1], c->is[1], C - c0 < VB ? C - c0 : VB, o + c0,
-                                       xo + c0 * c->xs[1], c->xs[1], nvalid);
+                                       xo + c0 * c->xs[1], c->xs[1], nvalid, toff);
             } else if (stream) {
                 typedef typename Traits<T>::Acc Acc;
                 int64_t nt = 0;
