@@ -189,15 +189,12 @@ struct IdxVec {
     // The lanes where b wins over an element a: b > a, or b is NaN and a is not.
     static inline M wins(V a, V b) { return (a == a) & ~(b <= a); }
 
-    // a, ai take b, bi in the lanes where b wins (Pad: a may be padding).
-    template <bool Pad = true>
+    // a, ai take b, bi in the lanes where b wins (a padding lane, index -1,
+    // always loses).
     static inline void update(V &a, VI *ai, V b, const VI *bi) {
-        M take = wins(a, b);
-        if constexpr (Pad) {
-            VI pad[parts];
-            for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;
-            take |= narrow(pad, std::make_integer_sequence<int, vl>());
-        }
+        VI pad[parts];
+        for (int j = 0; j < parts; ++j) pad[j] = ai[j] < 0;
+        const M take = wins(a, b) | narrow(pad, std::make_integer_sequence<int, vl>());
         a = take ? b : a;
         const auto seq = std::make_integer_sequence<int, lanes>();
         ai[0] = widen<0>(take, seq) ? bi[0] : ai[0];

@@ -193,11 +193,11 @@ static inline void block_point_idx(const T *p0, const int64_t *roff, const int64
                 xo[(v * VL + l) * xcs] = tap_at[ord[v][l]] + (v * VL + l) * icstep;
         }
     }
-    const int64_t done = nvalid > 0 ? nv * VL : 0;
+    const int64_t done = nvalid > 0 ? nv * VL : 0;   // the rest lane by lane
+    if (done == m) return;
     Acc acc[VB];
     int64_t arg[VB];
     for (int64_t i = done; i < m; ++i) { acc[i] = Traits<T>::max_init(); arg[i] = -1; }
-    if (done < m)
     for (int64_t r = 0; r < nrows; ++r) {
         const T *p = p0 + roff[r];
         int64_t at = ibase + ridx[r];
