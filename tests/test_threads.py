@@ -2,6 +2,11 @@
 whether set per primitive or globally, and one primitive may run from several
 Python threads at once."""
 
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -167,11 +172,10 @@ def _threaded_result_in_child(name):
     return _run(dp.Pooling(dp.PoolingDesc(**attrs), num_threads=2), _src(attrs), attrs["kind"])
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork() is POSIX only")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
 def test_a_forked_child_runs_threaded_calls():
     """The child of a fork has none of the parent's helper threads: its calls never wait for
     them (the caller takes every chunk no helper claims), and it starts a pool of its own."""
-    import multiprocessing
     name = "max_f32_ncx_2d"
     attrs = CASES[name]
     parent = _run(dp.Pooling(dp.PoolingDesc(**attrs), num_threads=2), _src(attrs), attrs["kind"])
@@ -181,11 +185,9 @@ def test_a_forked_child_runs_threaded_calls():
 
 
 def _in_fresh_interpreter(tmp_path, code, **env):
-    """Runs code in a new interpreter (a pool of its own) that imports this very dnnpool (the installed one, or the
-    built checkout's), from a directory where no unbuilt source tree shadows it."""
-    import os
-    import subprocess
-    import sys
+    """Runs code in a new interpreter (a pool of its own) that imports this very dnnpool (the
+    installed one, or the built checkout's), from a directory where no unbuilt source tree
+    shadows it."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(dp.__file__)))
     path = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
     out = subprocess.run([sys.executable, "-c", "import dnnpool as dp\n" + code],
@@ -237,12 +239,11 @@ print(json.dumps([sorted(os.sched_getaffinity(0)), helper_affinities()]))
 """
 
 linux_with_two_cpus = pytest.mark.skipif(
-    not __import__("os").path.isdir("/proc/self/task")
-    or len(__import__("os").sched_getaffinity(0)) < 2, reason="needs Linux and two CPUs")
+    not os.path.isdir("/proc/self/task") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux and two CPUs")
 
 
 def _affinities_in_child(tmp_path, before=""):
-    import json
     return json.loads(" ".join(_in_fresh_interpreter(
         tmp_path, _HELPER_AFFINITY.format(before=before))))
 
