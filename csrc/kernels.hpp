@@ -573,60 +573,66 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
     }
 }
 
-// G windows of k consecutive rows, window g over rows X + (g + t) * rs for
-// t < k, into Y + g * ys (n values each): every row is loaded once for all
-// the windows it belongs to (2 + (k - 1) / G loads per value instead of k),
-// and each window still combines its taps in order (taps_reduce's sums).
-// Values only; k >= G.  Rows G - 1 .. k - 1 belong to every window; the
-// first and last G - 1 rows to some, decided at compile time.
+// G windows of k consecutive rows (k >= G), window g over rows X + (g + t) *
+// rs for t < k, windows g in [g0, g1) into Y + (g - g0) * ys (n values each):
+// a van Herk block of G windows in registers.  Rows G - 1 .. k - 1 (the
+// core) belong to every window; window g adds the suffix of rows g .. G - 2
+// before it and the prefix of rows k .. k + g - 1 after it, both grown one
+// row at a time: k + 3G - 6 combines for G windows instead of G(k - 1), every
+// row loaded once.  Values only.  The order of a window's sums is fixed by
+// g, so callers align blocks to fixed output rows (results independent of
+// where a chunk starts).
 template <typename T, int K, int G, int NV, typename S>
 static inline __attribute__((always_inline)) void shared_block(typename Traits<T>::Acc *Y, int64_t ys, const S *X,
-                                                               int64_t rs, int64_t k, int64_t x) {
+                                                               int64_t rs, int64_t k, int64_t x, int g0, int g1) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
-    V acc[G][NV], v[NV];
+    V suf[G > 1 ? G - 1 : 1][NV], core[NV], pre[NV];
+    auto row = [&](int64_t i, int j) { return load_any<T>(X + i * rs + x + j * VL); };
+    auto put = [&](int g, int j, V v) {
+        if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + x + j * VL, v);
+    };
+    if constexpr (G > 1) {
+        for (int j = 0; j < NV; ++j) suf[G - 2][j] = row(G - 2, j);
 #pragma GCC unroll 8
-    for (int i = 0; i < G - 1; ++i) {   // row i starts window i and joins windows g < i
-        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + i * rs + x + j * VL);
-#pragma GCC unroll 8
-        for (int g = 0; g <= i; ++g)
-            for (int j = 0; j < NV; ++j) acc[g][j] = g == i ? v[j] : vcombine<K>(acc[g][j], v[j]);
+        for (int i = G - 3; i >= 0; --i)
+            for (int j = 0; j < NV; ++j) suf[i][j] = vcombine<K>(row(i, j), suf[i + 1][j]);
     }
-    for (int j = 0; j < NV; ++j) acc[G - 1][j] = load_any<T>(X + (G - 1) * rs + x + j * VL);
+    for (int j = 0; j < NV; ++j) core[j] = row(G - 1, j);
+    for (int64_t i = G; i < k; ++i)
+        for (int j = 0; j < NV; ++j) core[j] = vcombine<K>(core[j], row(i, j));
+    for (int j = 0; j < NV; ++j) put(0, j, G > 1 ? vcombine<K>(suf[0][j], core[j]) : core[j]);
 #pragma GCC unroll 8
-    for (int g = 0; g < G - 1; ++g)
-        for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], acc[G - 1][j]);
-    for (int64_t i = G; i < k; ++i) {
-        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + i * rs + x + j * VL);
-#pragma GCC unroll 8
-        for (int g = 0; g < G; ++g)
-            for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], v[j]);
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < G - 1; ++r) {   // row k + r ends windows g > r
-        for (int j = 0; j < NV; ++j) v[j] = load_any<T>(X + (k + r) * rs + x + j * VL);
-#pragma GCC unroll 8
-        for (int g = r + 1; g < G; ++g)
-            for (int j = 0; j < NV; ++j) acc[g][j] = vcombine<K>(acc[g][j], v[j]);
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g)
-        for (int j = 0; j < NV; ++j) store_vec<T>(Y + g * ys + x + j * VL, acc[g][j]);
+    for (int g = 1; g < G; ++g)
+        for (int j = 0; j < NV; ++j) {
+            const V v = row(k + g - 1, j);
+            pre[j] = g == 1 ? v : vcombine<K>(pre[j], v);
+            put(g, j, vcombine<K>(g < G - 1 ? vcombine<K>(suf[g][j], core[j]) : core[j], pre[j]));
+        }
 }
 template <typename T, int K, int G, typename S>
-static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int64_t rs, int64_t k, int64_t n) {
+static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int64_t rs, int64_t k, int64_t n, int g0,
+                        int g1) {
+    typedef typename Traits<T>::Acc Acc;
     constexpr int64_t VL = Vec<T>::lanes;
-    static_assert(G >= 2 && G <= 4, "G * NV accumulators stay in registers");
     constexpr int NV = G >= 3 ? 2 : 4;
     int64_t x = 0;
-    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(Y, ys, X, rs, k, x);
-    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(Y, ys, X, rs, k, x);
-    for (; x < n; ++x)
+    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(Y, ys, X, rs, k, x, g0, g1);
+    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(Y, ys, X, rs, k, x, g0, g1);
+    for (; x < n; ++x) {   // the same sums, one value at a time
+        Acc suf[G], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
+        for (int64_t i = G; i < k; ++i) core = combine<Acc, K>(core, load_one<T>(X[i * rs + x]));
+        if (G > 1) suf[G - 2] = load_one<T>(X[(G - 2) * rs + x]);
+        for (int i = G - 3; i >= 0; --i) suf[i] = combine<Acc, K>(load_one<T>(X[i * rs + x]), suf[i + 1]);
         for (int g = 0; g < G; ++g) {
-            typename Traits<T>::Acc a = load_one<T>(X[g * rs + x]);
-            for (int64_t t = 1; t < k; ++t) a = combine<typename Traits<T>::Acc, K>(a, load_one<T>(X[(g + t) * rs + x]));
-            Y[g * ys + x] = a;
+            if (g > 0) {
+                const Acc v = load_one<T>(X[(k + g - 1) * rs + x]);
+                pre = g == 1 ? v : combine<Acc, K>(pre, v);
+            }
+            const Acc a = g < G - 1 ? combine<Acc, K>(suf[g], core) : core;
+            if (g >= g0 && g < g1) Y[(g - g0) * ys + x] = g > 0 ? combine<Acc, K>(a, pre) : a;
         }
+    }
 }
 
 // One pass of a tap reduction done in several (values only): the first

@@ -33,8 +33,6 @@ constexpr int64_t kStripValues = 256;
 // output row reuses them, so its taps go in passes of kTapPart (partial
 // results continued in place: the same order, the same bits).
 constexpr int64_t kL1Sets = 64, kL1Ways = 8, kTapPart = 5;
-// Output rows whose stride-1 windows share their rows' loads (taps_shared).
-constexpr int kShareRows = 4;
 
 template <typename T, int K, bool I, bool Lanes>
 struct SepPass {
@@ -397,27 +395,29 @@ struct SepPass {
         const int64_t len = (j1 - j0) * L;
         // One output row, or windows of one row: no reuse to keep, whole rows.
         const int64_t sv = oh1 - oh0 == 1 || tmax == 1 ? len : kStripValues;
-        // Stride-1 rows: up to kShareRows full windows at a time share their
-        // rows' loads (taps_shared); the rest tap by tap.
-        const int64_t grp = AH.k < kShareRows ? AH.k : kShareRows;
-        if (AD.k == 1 && AH.s == 1 && AH.d == 1 && grp >= 2 && oh1 - oh0 >= grp) {
+        // Stride-1 rows: blocks of g.align output rows, aligned to output row
+        // 0, share their rows' loads and partial results (taps_shared) when
+        // all their windows are full; the rest go tap by tap.
+        const int64_t grp = g.align;
+        if (grp >= 2) {
             for (int64_t x = 0; x < len; x += sv) {
                 const int64_t m = len - x < sv ? len - x : sv;
-                for (int64_t oh = oh0; oh < oh1;) {
-                    const int64_t r = oh - oh0;
-                    bool full = oh + grp <= oh1;
-                    for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[oh + g] - AH.kbeg[oh + g] == AH.k;
-                    Acc *y = stack + r * xl + j0 * L + x;
+                for (int64_t ob = oh0 - oh0 % grp; ob < oh1; ob += grp) {
+                    const int64_t lo = ob > oh0 ? ob : oh0, hi = ob + grp < oh1 ? ob + grp : oh1;
+                    bool full = ob + grp <= AH.out;
+                    for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[ob + g] - AH.kbeg[ob + g] == AH.k;
+                    Acc *y = stack + (lo - oh0) * xl + j0 * L + x;
                     if (full) {
-                        const T *rows = base + x + voff[r * tmax];
-                        if (grp == 4) taps_shared<T, K, 4>(y, xl, rows, s3, AH.k, m);
-                        else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m);
-                        else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m);
-                        oh += grp;
-                    } else {
+                        const T *rows = base + x + (ob - AH.pb) * s3;
+                        const int g0 = (int)(lo - ob), g1 = (int)(hi - ob);
+                        if (grp == 4) taps_shared<T, K, 4>(y, xl, rows, s3, AH.k, m, g0, g1);
+                        else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m, g0, g1);
+                        else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m, g0, g1);
+                        continue;
+                    }
+                    for (int64_t oh = lo; oh < hi; ++oh, y += xl) {
                         const int64_t nt = AH.kend[oh] - AH.kbeg[oh];
-                        if (nt) taps_pass<T, K>(y, base + x, voff + r * tmax, nt, m, false);
-                        ++oh;
+                        if (nt) taps_pass<T, K>(y, base + x, voff + (oh - oh0) * tmax, nt, m, false);
                     }
                 }
             }
@@ -765,7 +765,7 @@ static void sep_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
     const int64_t OH = c->ax[1].out, OD = c->ax[0].out;
     for (int64_t r = r0; r < r1;) {
         const int64_t oh0 = r % OH, od = (r / OH) % OD, nc = r / (OH * OD);
-        int64_t oh1 = oh0 + c->sep.chunk;
+        int64_t oh1 = oh0 - oh0 % c->sep.align + c->sep.chunk;   // chunks after the first start on a block
         if (oh1 > OH) oh1 = OH;
         if (oh1 - oh0 > r1 - r) oh1 = oh0 + (r1 - r);
         const int64_t n = Lanes ? nc : nc / c->C, ch = Lanes ? 0 : nc % c->C;

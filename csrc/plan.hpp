@@ -30,6 +30,7 @@ struct SepLayout {
     int64_t lanes;          // values per position
     int64_t wp;             // positions of a padded input row: (OW-1)*s + (k-1)*d + 1
     int64_t chunk;          // output rows computed together (same n, c, od)
+    int64_t align;          // values, stride-1 rows: output rows per shared block (taps_shared), else 1
     int64_t rows;           // input rows kept per depth tap for one chunk
     int64_t planes;         // depth taps kept (1 when the vertical pass doubles)
     int32_t h_dbl, v_dbl;   // horizontal / vertical pass by doubling (s = d = 1 only)
@@ -141,6 +142,10 @@ constexpr int64_t kSharedTapsPerPass = 5;
 static inline bool rows_slide(int64_t k, bool is_max, int64_t unit) {
     return (k >= kMinSlidRows && blocks_win(k, is_max, unit)) || k > kSharedTapsPerPass * doubling_passes(k, is_max);
 }
+
+// Output rows of a block whose stride-1 windows share their rows' loads and
+// partial results (taps_shared).
+constexpr int64_t kShareRows = 4;
 
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that
 // land inside [0, n): always a contiguous range [*kb, *ke), possibly empty.
