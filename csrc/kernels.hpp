@@ -189,6 +189,18 @@ struct IdxVec {
     // The lanes where b wins over an element a: b > a, or b is NaN and a is not.
     static inline M wins(V a, V b) { return (a == a) & ~(b <= a); }
 
+    // Lane offsets o (M's integer lanes, sign-extended) as the indices
+    // base + o[l] + l * step, stored at x[0 .. vl).
+    template <int... L>
+    static inline void store_offsets(int64_t *x, M o, int64_t base, int64_t step, std::integer_sequence<int, L...> seq) {
+        const VI first = VI{L...} * step + base;
+        store(x, widen<0>(o, seq) + first);
+        if constexpr (parts == 2) store(x + lanes, widen<1>(o, seq) + first + lanes * step);
+    }
+    static inline void store_offsets(int64_t *x, M o, int64_t base, int64_t step) {
+        store_offsets(x, o, base, step, std::make_integer_sequence<int, lanes>());
+    }
+
     // a, ai take b, bi in the lanes where b wins (a padding lane, index -1,
     // always loses).
     static inline void update(V &a, VI *ai, V b, const VI *bi) {

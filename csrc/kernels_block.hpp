@@ -151,49 +151,88 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
     }
 }
 
-// One channel block of one output point with indices (first maximum, first NaN).
+// NV whole vectors of block_point_idx (a count known at compile time keeps
+// the values and offsets in registers), from the first tap: no padding to
+// lose.  Each lane keeps its winning tap's index as an offset from the first
+// tap's, in lanes as wide as the values (one blend per tap), widened and
+// stored as whole vectors at the end.
+template <typename T, int NV>
+static inline __attribute__((always_inline)) void idx_vectors(const T *p0, const int64_t *roff, const int64_t *ridx,
+                                                              int64_t nrows, int64_t nkw, int64_t kstep, int64_t istep,
+                                                              int64_t a0, int64_t icstep, T *o, int64_t *xo, int64_t xcs) {
+    typedef IdxVec<typename Traits<T>::Acc> IV;
+    typedef typename IV::M M;
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    V vacc[NV];
+    M off[NV];
+    for (int v = 0; v < NV; ++v) {
+        vacc[v] = load_vec<T>(p0 + roff[0] + v * VL);
+        off[v] = M{};
+    }
+    for (int64_t r = 0; r < nrows; ++r) {
+        const T *p = p0 + roff[r];
+        int64_t at = ridx[r] - ridx[0];
+        for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep) {
+            if (r == 0 && kw == 0) continue;
+            const M tv = M{} + (typename IV::Lane)at;
+            for (int v = 0; v < NV; ++v) {
+                const V b = load_vec<T>(p + v * VL);
+                const M take = IV::wins(vacc[v], b);
+                vacc[v] = take ? b : vacc[v];
+                off[v] = take ? tv : off[v];
+            }
+        }
+    }
+    for (int v = 0; v < NV; ++v) {
+        store_as<T, true>(o + v * VL, vacc[v]);
+        const int64_t first = a0 + v * VL * icstep;
+        if (xcs == 1) IV::store_offsets(xo + v * VL, off[v], first, icstep);
+        else
+            for (int64_t l = 0; l < VL; ++l) xo[(v * VL + l) * xcs] = first + off[v][l] + l * icstep;
+    }
+}
+
+// One channel block of one output point with indices (first maximum, first
+// NaN), `before` channels of the point preceding it: whole vectors by
+// idx_vectors, a partial last one as a vector overlapping the one before it
+// (the same lanes get the same bits again) when the point has that many
+// channels, the remaining lanes one by one.
 template <typename T>
 static inline void block_point_idx(const T *p0, const int64_t *roff, const int64_t *ridx, int64_t nrows,
                                    int64_t nkw, int64_t kstep, int64_t istep, int64_t ibase, int64_t icstep,
-                                   int64_t m, T *o, int64_t *xo, int64_t xcs, int64_t nvalid, int64_t *tap_at) {
+                                   int64_t m, int64_t before, T *o, int64_t *xo, int64_t xcs, int64_t nvalid) {
     typedef typename Traits<T>::Acc Acc;
-    typedef IdxVec<Acc> IV;
+    typedef typename IdxVec<Acc>::Lane Lane;
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
-    const int64_t nv = m / VL;   // whole vectors in registers, then the remaining lanes
-    if (nv > 0 && nvalid > 0) {
-        // Whole vectors, from the first tap (no padding to lose): each lane
-        // keeps the ordinal of its winning tap, as wide as the values (one
-        // blend per tap), and looks its index up in tap_at at the end.
-        typedef typename IV::M M;
-        typename Vec<T>::V vacc[kBlockVecs];
-        M ord[kBlockVecs];
-        for (int64_t v = 0; v < nv; ++v) {
-            vacc[v] = load_vec<T>(p0 + roff[0] + v * VL);
-            ord[v] = M{};
-        }
-        int64_t t = 0;
+    static_assert(kBlockVecs == 4, "idx_vectors is dispatched for 1-4 vectors");
+    const int64_t nv = m / VL, back = m - VL;   // back: where an overlapping last vector starts
+    const bool overlap = m % VL && before + m >= VL;
+    // idx_vectors' offsets must fit its lanes: windows of 4-byte values
+    // spanning 2^31 index values go lane by lane.
+    constexpr int64_t lane_max = (int64_t)(~(uint64_t)0 >> (64 - 8 * sizeof(Lane) + 1));
+    int64_t span = 0;
+    if (nvalid > 0) {
         for (int64_t r = 0; r < nrows; ++r) {
-            const T *p = p0 + roff[r];
-            int64_t at = ibase + ridx[r];
-            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep, at += istep, ++t) {
-                tap_at[t] = at;
-                if (t == 0) continue;
-                const M tv = M{} + (typename IV::Lane)t;
-                for (int64_t v = 0; v < nv; ++v) {
-                    const typename Vec<T>::V b = load_vec<T>(p + v * VL);
-                    const M take = IV::wins(vacc[v], b);
-                    vacc[v] = take ? b : vacc[v];
-                    ord[v] = take ? tv : ord[v];
-                }
-            }
+            const int64_t e = ridx[r] - ridx[0];
+            if ((e < 0 ? -e : e) > span) span = e < 0 ? -e : e;
         }
-        for (int64_t v = 0; v < nv; ++v) {
-            store_as<T, true>(o + v * VL, vacc[v]);
-            for (int64_t l = 0; l < VL; ++l)
-                xo[(v * VL + l) * xcs] = tap_at[ord[v][l]] + (v * VL + l) * icstep;
-        }
+        span += (nkw - 1) * (istep < 0 ? -istep : istep);
     }
-    const int64_t done = nvalid > 0 ? nv * VL : 0;   // the rest lane by lane
+    const bool vectors = (nv > 0 || overlap) && nvalid > 0 && span <= lane_max;
+    if (vectors) {
+        const int64_t a0 = ibase + ridx[0];
+        switch (nv) {
+        case 4: idx_vectors<T, 4>(p0, roff, ridx, nrows, nkw, kstep, istep, a0, icstep, o, xo, xcs); break;
+        case 3: idx_vectors<T, 3>(p0, roff, ridx, nrows, nkw, kstep, istep, a0, icstep, o, xo, xcs); break;
+        case 2: idx_vectors<T, 2>(p0, roff, ridx, nrows, nkw, kstep, istep, a0, icstep, o, xo, xcs); break;
+        case 1: idx_vectors<T, 1>(p0, roff, ridx, nrows, nkw, kstep, istep, a0, icstep, o, xo, xcs); break;
+        }
+        if (overlap)
+            idx_vectors<T, 1>(p0 + back, roff, ridx, nrows, nkw, kstep, istep, a0 + back * icstep, icstep, o + back,
+                              xo + back * xcs, xcs);
+    }
+    const int64_t done = !vectors ? 0 : overlap ? m : nv * VL;   // the rest lane by lane
     if (done == m) return;
     Acc acc[VB];
     int64_t arg[VB];
@@ -444,8 +483,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 const int64_t ibase = n * c->is[0] + iw0 * c->is[4];
                 for (int64_t c0 = 0; c0 < C; c0 += VB)
                     block_point_idx<T>(p0 + c0, roff, ridx, nrows, nkw, kstep, AW.d * c->is[4],
-                                       ibase + c0 * c->is[1], c->is[1], C - c0 < VB ? C - c0 : VB, o + c0,
-                                       xo + c0 * c->xs[1], c->xs[1], nvalid, toff);
+                                       ibase + c0 * c->is[1], c->is[1], C - c0 < VB ? C - c0 : VB, c0, o + c0,
+                                       xo + c0 * c->xs[1], c->xs[1], nvalid);
             } else if (stream) {
                 typedef typename Traits<T>::Acc Acc;
                 int64_t nt = 0;
