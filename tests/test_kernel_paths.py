@@ -359,3 +359,32 @@ def test_every_isa_variant_passes(isa):
     assert " passed" in run.stdout
     check = run_python(["-c", "import dnnpool; print(dnnpool.isa())"], DNNPOOL_ISA=isa)
     assert check.stdout.strip() == isa
+
+
+def _available_bytes():
+    with open("/proc/meminfo") as info:
+        fields = dict(line.split(":", 1) for line in info)
+    return int(fields["MemAvailable"].split()[0]) * 1024
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/meminfo") or _available_bytes() < 8 << 30,
+                    reason="needs about 3 GB of free memory for a 2.2 GB input")
+def test_indices_of_windows_spanning_more_than_2_31_index_values():
+    # The channel block keeps a lane's winning tap as an offset from the
+    # window's first tap in lanes as wide as the values (32 bits for u8);
+    # a window whose index values span 2^31 or more goes lane by lane.  One
+    # window covers all 512 rows of a 2.2 GB u8 tensor (511 * 8256 * 512 >
+    # 2^31); each (w, c) column holds one nonzero value at a known row.
+    H, W, C = 512, 8256, 512
+    assert (H - 1) * W * C > 2 ** 31
+    rng = np.random.default_rng(7)
+    src = np.zeros((1, H, W, C), np.uint8)
+    rows = rng.integers(0, H, (W, C))
+    values = rng.integers(1, 256, (W, C)).astype(np.uint8)
+    w, c = np.meshgrid(np.arange(W), np.arange(C), indexing="ij")
+    src[0, rows, w, c] = values
+    # with indices: the channel block (512 channels, a window of 512 taps)
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", src.shape, dtype="u8", kernel=[H, 1]))
+    dst, idx = prim.execute(src, with_indices=True)
+    np.testing.assert_array_equal(dst[0, 0], values)
+    np.testing.assert_array_equal(idx[0, 0], rows * (W * C) + w * C + c)
