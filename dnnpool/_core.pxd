@@ -49,5 +49,6 @@ cdef class Pooling:
     cdef int64_t _src_dims[5]
     cdef int64_t _dst_dims[5]
     cdef bint _is_max
-    cdef int _check(self, str name, object arr, int64_t *dims, tuple shape) except -1
+    cdef int _check(self, str name, object arr, int64_t *dims, tuple shape, object dtype) except -1
     cdef object _empty(self, int64_t *dims, int typenum)
+    cdef object _writeable_target(self, str name, object arr, object src, Py_ssize_t itemsize, int typenum)

@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+INDEX_DTYPE = np.dtype(np.int64)   # MaxPool indices
+
 cnp.import_array()
 
 ABI_VERSION = DP_ABI_VERSION
@@ -116,13 +118,13 @@ cdef void byte_extent(cnp.ndarray a, Py_ssize_t itemsize, char **lo, char **hi):
     hi[0] = base + high
 
 
-cdef bint overlaps(cnp.ndarray a, cnp.ndarray b, Py_ssize_t itemsize):
+cdef bint overlaps(cnp.ndarray a, Py_ssize_t a_itemsize, cnp.ndarray b, Py_ssize_t b_itemsize):
     cdef char *alo
     cdef char *ahi
     cdef char *blo
     cdef char *bhi
-    byte_extent(a, itemsize, &alo, &ahi)
-    byte_extent(b, itemsize, &blo, &bhi)
+    byte_extent(a, a_itemsize, &alo, &ahi)
+    byte_extent(b, b_itemsize, &blo, &bhi)
     return alo < bhi and blo < ahi
 
 
@@ -170,7 +172,7 @@ cdef class Pooling:
         """The kernel chosen for dense tensors, as 'isa:variant'."""
         return dp_plan_kernel_name(self.plan).decode()
 
-    cdef int _check(self, str name, object arr, int64_t *dims, tuple shape) except -1:
+    cdef int _check(self, str name, object arr, int64_t *dims, tuple shape, object dtype) except -1:
         if not cnp.PyArray_Check(arr):
             raise TypeError(f"{name}: expected a numpy.ndarray, got {type(arr).__name__}")
         cdef cnp.ndarray a = <cnp.ndarray>arr
@@ -185,28 +187,42 @@ cdef class Pooling:
         if not same:
             raise ValueError(f"{name}: shape {arr.shape} is invalid: the descriptor expects {shape}")
         dt = a.descr
-        if dt is not self._np_dtype and not cnp.PyArray_EquivTypes(dt, <cnp.dtype>self._np_dtype):
-            raise TypeError(f"{name}: dtype {arr.dtype} is invalid: the descriptor expects {self._np_dtype}")
+        if dt is not dtype and not cnp.PyArray_EquivTypes(dt, <cnp.dtype>dtype):
+            raise TypeError(f"{name}: dtype {arr.dtype} is invalid: the descriptor expects {dtype}")
         return 0
+
+    cdef object _writeable_target(self, str name, object arr, object src, Py_ssize_t itemsize, int typenum):
+        """The array the kernel writes for the caller's output `arr`: arr itself,
+        or a fresh one (copied into arr afterwards) when arr cannot be addressed
+        in whole items or overlaps the input."""
+        cdef cnp.ndarray o = <cnp.ndarray>arr
+        if not cnp.PyArray_ISWRITEABLE(o):
+            raise ValueError(f"{name}: a read-only array is invalid: the output buffer must be writeable")
+        if not strides_in_items(o, itemsize) or overlaps(<cnp.ndarray>src, self._itemsize, o, itemsize):
+            return self._empty(self._dst_dims, typenum)
+        return o
 
     cdef object _empty(self, int64_t *dims, int typenum):
         return cnp.PyArray_EMPTY(self._nd, <cnp.npy_intp *>dims, typenum, 0)
 
-    def execute(self, src, dst=None, bint with_indices=False):
+    def execute(self, src, dst=None, bint with_indices=False, indices=None):
         """Pools src; returns dst (allocated if not given), or (dst, indices) with_indices.
 
         src: any array of the described shape and dtype (views included; never modified).
         dst: optional writeable array of the output shape and dtype, returned filled.
         with_indices: MaxPool only; int64 flat positions of the maxima in src.
+        indices: optional writeable int64 array of the output shape (MaxPool
+            only; implies with_indices), returned filled: a buffer reused
+            across calls saves allocating one per call.
         """
-        cdef cnp.ndarray s, o, target, ix = None
+        cdef cnp.ndarray s, o, target, ix = None, ix_target = None
         cdef int64_t ss[5]
         cdef int64_t ds[5]
         cdef int64_t xs[5]
         cdef int64_t *xs_ptr = NULL
         cdef int64_t *ix_ptr = NULL
         cdef int rc
-        self._check("src", src, self._src_dims, self._src_shape)
+        self._check("src", src, self._src_dims, self._src_shape, self._np_dtype)
         s = <cnp.ndarray>src
         if not strides_in_items(s, self._itemsize):
             s = np.ascontiguousarray(s)
@@ -214,22 +230,28 @@ cdef class Pooling:
             o = self._empty(self._dst_dims, self._typenum)
             target = o
         else:
-            self._check("dst", dst, self._dst_dims, self._dst_shape)
+            self._check("dst", dst, self._dst_dims, self._dst_shape, self._np_dtype)
             o = <cnp.ndarray>dst
-            if not cnp.PyArray_ISWRITEABLE(o):
-                raise ValueError("dst: a read-only array is invalid: the output buffer must be writeable")
             # Outputs that alias the input, or cannot be addressed in whole
             # items, are computed aside and copied in.
-            if not strides_in_items(o, self._itemsize) or overlaps(s, o, self._itemsize):
-                target = self._empty(self._dst_dims, self._typenum)
-            else:
-                target = o
-        if with_indices:
+            target = self._writeable_target("dst", o, s, self._itemsize, self._typenum)
+        if indices is not None or with_indices:
             if not self._is_max:
-                raise ValueError("with_indices: value True is invalid for AvgPool: only MaxPool returns indices")
-            ix = self._empty(self._dst_dims, cnp.NPY_INT64)
-            ix_ptr = <int64_t *>cnp.PyArray_DATA(ix)
-            item_strides(ix, 8, xs)
+                name = "indices" if indices is not None else "with_indices"
+                value = "an array" if indices is not None else "True"
+                raise ValueError(f"{name}: {value} is invalid for AvgPool: only MaxPool returns indices")
+            if indices is None:
+                ix = self._empty(self._dst_dims, cnp.NPY_INT64)
+                ix_target = ix
+            else:
+                self._check("indices", indices, self._dst_dims, self._dst_shape, INDEX_DTYPE)
+                ix = <cnp.ndarray>indices
+                if overlaps(o, self._itemsize, ix, 8):
+                    raise ValueError("indices: an array sharing memory with dst is invalid: "
+                                     "the two outputs must not overlap")
+                ix_target = self._writeable_target("indices", ix, s, 8, cnp.NPY_INT64)
+            ix_ptr = <int64_t *>cnp.PyArray_DATA(ix_target)
+            item_strides(ix_target, 8, xs)
             xs_ptr = xs
         item_strides(s, self._itemsize, ss)
         item_strides(target, self._itemsize, ds)
@@ -241,9 +263,11 @@ cdef class Pooling:
             raise_status(rc, b"execution failed")
         if target is not o:
             np.copyto(o, target)
-        if with_indices:
-            return o, ix
-        return o
+        if ix is None:
+            return o
+        if ix_target is not ix:
+            np.copyto(ix, ix_target)
+        return o, ix
 
 
 def isa():

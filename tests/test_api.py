@@ -190,6 +190,59 @@ def test_with_indices_returns_int64_indices():
     np.testing.assert_array_equal(idx2, want_idx)
 
 
+# NXC, 40 channels: the channel-block kernel's whole vectors and its lane tail.
+INDEX_ATTRS = dict(kind="MaxPool", src_shape=(2, 9, 8, 40), kernel=[3, 3], strides=[1, 2],
+                   pads_begin=[1, 1], pads_end=[1, 1])
+
+
+def test_indices_into_a_buffer_of_the_callers_is_filled_and_returned():
+    src = _src(INDEX_ATTRS["src_shape"])
+    prim = dp.Pooling(dp.PoolingDesc(**INDEX_ATTRS))
+    want, want_idx = reference.pool(src, INDEX_ATTRS, with_indices=True)
+    idx = np.full(want.shape, -7, np.int64)
+    for _ in range(2):   # the same buffers, reused
+        dst, got = prim.execute(src, indices=idx)   # implies with_indices
+        assert got is idx
+        np.testing.assert_array_equal(dst, want)
+        np.testing.assert_array_equal(idx, want_idx)
+    out = np.empty_like(want)
+    assert prim.execute(src, dst=out, indices=idx, with_indices=True) == (out, idx)
+
+
+@pytest.mark.parametrize("layout", ["channels first", "every other channel"])
+def test_indices_into_a_strided_view(layout):
+    # Index rows that are not contiguous per output point: the kernel writes
+    # them lane by lane, in place, and touches nothing else.
+    src = _src(INDEX_ATTRS["src_shape"])
+    prim = dp.Pooling(dp.PoolingDesc(**INDEX_ATTRS))
+    want, want_idx = reference.pool(src, INDEX_ATTRS, with_indices=True)
+    n, h, w, c = want.shape
+    if layout == "channels first":
+        big = np.full((n, c, h, w), -7, np.int64)
+        view = big.transpose(0, 2, 3, 1)
+        untouched = np.zeros(0, np.int64)
+    else:
+        big = np.full((n, h, w, 2 * c), -7, np.int64)
+        view = big[..., ::2]
+        untouched = big[..., 1::2]
+    _, got = prim.execute(src, indices=view)
+    assert got is view
+    np.testing.assert_array_equal(view, want_idx)
+    assert (untouched == -7).all(), "elements between the view's channels were written"
+
+
+def test_indices_sharing_memory_with_src_are_computed_from_the_original_src():
+    attrs = dict(INDEX_ATTRS, dtype="f64")
+    src = _src(attrs["src_shape"], np.float64)
+    want, want_idx = reference.pool(src.copy(), attrs, with_indices=True)
+    prim = dp.Pooling(dp.PoolingDesc(**attrs))
+    idx = src.view(np.int64)[:, :, ::2]     # the output's shape, inside src's bytes
+    dst, got = prim.execute(src, indices=idx)
+    assert got is idx
+    np.testing.assert_array_equal(dst, want)
+    np.testing.assert_array_equal(idx, want_idx)
+
+
 def test_primitive_is_reusable():
     prim = dp.Pooling(dp.PoolingDesc(**ATTRS))
     for seed in range(3):

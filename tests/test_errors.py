@@ -209,6 +209,42 @@ def test_indices_of_an_average(avg, src):
                          "with_indices", "AvgPool")
 
 
+def test_an_indices_buffer_for_an_average(avg, src):
+    idx = np.empty((1, 2, 5, 5), np.int64)
+    assert_raises_naming(ValueError, lambda: avg.execute(src, indices=idx), "indices", "AvgPool")
+
+
+@pytest.fixture
+def maxpool():
+    return dp.Pooling(dp.PoolingDesc(**MAX_BASE))
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    (np.empty((1, 2, 5, 5), np.int32), TypeError, ["indices", "int32", "int64"]),
+    (np.empty((1, 2, 5, 5), np.float64), TypeError, ["indices", "float64", "int64"]),
+    (np.empty((1, 2, 6, 5), np.int64), ValueError, ["indices", "(1, 2, 6, 5)", "(1, 2, 5, 5)"]),
+    ([[0]], TypeError, ["indices", "list"]),
+])
+def test_an_indices_buffer_of_the_wrong_kind(maxpool, src, bad, error, words):
+    assert_raises_naming(error, lambda: maxpool.execute(src, indices=bad), *words)
+
+
+def test_a_read_only_indices_buffer(maxpool, src):
+    idx = np.zeros((1, 2, 5, 5), np.int64)
+    idx.flags.writeable = False
+    assert_raises_naming(ValueError, lambda: maxpool.execute(src, indices=idx), "indices",
+                         ("read-only", "writeable", "writable"))
+    assert not idx.any()
+
+
+def test_an_indices_buffer_sharing_memory_with_dst(maxpool, src):
+    both = np.zeros((1, 2, 5, 5), np.int64)
+    dst = both.view(np.float32)[..., ::2]   # dst's shape and dtype, inside the same bytes
+    assert_raises_naming(ValueError, lambda: maxpool.execute(src, dst=dst, indices=both), "indices", "dst",
+                         "overlap")
+    assert not both.any()
+
+
 def test_indices_of_a_quantized_average():
     prim = dp.Pooling(dp.PoolingDesc(**dict(BASE, **QUANT, dtype="u8")))
     src = np.ones((1, 2, 6, 6), np.uint8)
