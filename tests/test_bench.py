@@ -58,6 +58,24 @@ def test_peers_agree_with_dnnpool_on_the_tiny_case(result):
     assert result["results"][0]["mismatches"] == {}
 
 
+def test_a_case_with_indices_asks_every_peer_for_them():
+    # Each peer returns indices too (oneDNN cannot: its pooling keeps a
+    # workspace); the maxima of those that ran agree with dnnpool's.
+    result = run_benchmark(**dict(TINY, cases=["k3-maxpool-indices"], layouts=["NCX", "NXC"]))
+    records = result["results"]
+    assert [record["layout"] for record in records] == ["NCX", "NXC"]
+    for record in records:
+        assert record["mismatches"] == {}
+        assert record["bytes"] == 128 * 64 * 64 * (4 + 4 + 8)   # values in, values and int64 indices out
+        assert record["median_us"]["dnnpool"] > 0
+        if result["engines"]["onednn"]["available"]:
+            assert "workspace" in record["not_available"]["onednn"]
+        if result["engines"]["pytorch"]["available"]:
+            assert "pytorch" in record["median_us"]
+    if result["engines"]["onnxruntime"]["available"]:
+        assert "onnxruntime" in records[0]["median_us"]
+
+
 def test_isolated_engines_give_the_same_record():
     """Every engine in a worker process of its own (the default for more than one thread):
     the same engines timed or n/a, the same cross-checks, and a peer that cannot run a

@@ -30,6 +30,7 @@ class Case:
     dilations: tuple = None        # 1 = dense; None -> dense
     dtypes: tuple = FLOAT_DTYPES
     quantized: bool = False        # u8 QLinearAveragePool semantics (QUANT_PARAMS)
+    indices: bool = False          # MaxPool also returns the int64 indices of its maxima
     target: bool = False           # one of the issue's target rows
     description: str = ""
 
@@ -65,6 +66,8 @@ class Case:
             parts.append("exclude_pad")
         if self.quantized:
             parts.append("quantized")
+        if self.indices:
+            parts.append("indices")
         return " ".join(parts)
 
     @property
@@ -118,6 +121,14 @@ CASES = (
        description="1-D max pool k3 s1 p1"),
     _c("tiny-maxpool", "MaxPool", (1, 1, 4, 4), (2, 2), (2, 2),
        description="1x1x4x4 k2 s2: per-call overhead"),
+    # MaxPool that also returns where its maxima are (ONNX Indices, PyTorch return_indices),
+    # as encoder-decoder nets do for max unpooling.
+    _c("segnet-maxpool-indices", "MaxPool", (1, 64, 224, 224), (2, 2), (2, 2), dtypes=("f32",),
+       indices=True, description="SegNet encoder max pool k2 s2 with indices"),
+    _c("k3-maxpool-indices", "MaxPool", (1, 128, 64, 64), (3, 3), (1, 1), (1, 1), dtypes=("f32",),
+       indices=True, description="k3 s1 p1 max pool with indices"),
+    _c("k9-maxpool-indices", "MaxPool", (1, 128, 64, 64), (9, 9), (1, 1), (4, 4), dtypes=("f32",),
+       indices=True, description="k9 s1 p4 max pool with indices"),
 )
 
 
@@ -156,8 +167,9 @@ class Variant:
 
     @property
     def bytes_moved(self):
-        """Bytes read once plus bytes written once: the memory-bound minimum."""
-        return (math.prod(self.src_shape) + math.prod(self.dst_shape)) * self.itemsize
+        """Bytes read once plus bytes written once (int64 indices too): the memory-bound minimum."""
+        index_bytes = math.prod(self.dst_shape) * 8 if self.case.indices else 0
+        return (math.prod(self.src_shape) + math.prod(self.dst_shape)) * self.itemsize + index_bytes
 
     def make_source(self):
         """Deterministic input (seeded by the case name), identical for every engine."""

@@ -33,4 +33,7 @@ def prepare(variant, src):
                           **descriptor_attributes(variant))
     primitive = dp.Pooling(desc, num_threads=variant.threads)
     dst = np.empty(variant.dst_shape, src.dtype)
+    if variant.case.indices:
+        indices = np.empty(variant.dst_shape, np.int64)
+        return Prepared(run=lambda: primitive.execute(src, dst=dst, indices=indices), result=lambda: dst)
     return Prepared(run=lambda: primitive.execute(src, dst=dst), result=lambda: dst)

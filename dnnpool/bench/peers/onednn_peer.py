@@ -15,6 +15,8 @@ def version():
 def prepare(variant, src):
     from . import onednn
     case = variant.case
+    if case.indices:
+        raise NotSupported("oneDNN pooling returns a workspace, not indices")
     if case.quantized:
         params = shapes.QUANT_PARAMS
         # With equal scales and zero points, excluding padding, the quantized average is the

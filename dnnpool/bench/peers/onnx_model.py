@@ -48,12 +48,14 @@ def _node(variant, helper, numpy_helper):
     attrs = _window_attributes(case)
     if case.kind == "AvgPool":
         attrs["count_include_pad"] = int(not case.exclude_pad)
+    outputs = ["y", "indices"] if case.indices else ["y"]
     return helper.make_node("AveragePool" if case.kind == "AvgPool" else "MaxPool",
-                            ["x"], ["y"], **attrs), []
+                            ["x"], outputs, **attrs), []
 
 
 def build_model(variant):
-    """A serialized single-node ModelProto computing the variant (x -> y)."""
+    """A serialized single-node ModelProto computing the variant (x -> y, and indices for
+    cases that return them)."""
     import onnx
     from onnx import helper, numpy_helper
     node, initializers = _node(variant, helper, numpy_helper)
@@ -61,7 +63,9 @@ def build_model(variant):
     graph = helper.make_graph(
         [node], "pool",
         [helper.make_tensor_value_info("x", element_type, list(variant.src_shape))],
-        [helper.make_tensor_value_info("y", element_type, list(variant.dst_shape))],
+        [helper.make_tensor_value_info("y", element_type, list(variant.dst_shape))]
+        + ([helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, list(variant.dst_shape))]
+           if variant.case.indices else []),
         initializer=initializers)
     opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
     model = helper.make_model(graph, opset_imports=opsets)

@@ -33,8 +33,12 @@ def prepare(variant, src):
         session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # ORT reports a missing kernel as a generic failure
         raise NotSupported(f"no CPU kernel: {str(error).splitlines()[0][:120]}") from None
-    dst = np.empty(variant.dst_shape, src.dtype)
     binding = session.io_binding()
     binding.bind_ortvalue_input("x", _ort_value(ort, src))
-    binding.bind_ortvalue_output("y", _ort_value(ort, dst))
-    return Prepared(run=lambda: session.run_with_iobinding(binding), result=lambda: dst)
+    # The bound values share these arrays' memory: the closure keeps them alive.
+    outputs = {"y": np.empty(variant.dst_shape, src.dtype)}
+    if variant.case.indices:
+        outputs["indices"] = np.empty(variant.dst_shape, np.int64)
+    for name, array in outputs.items():
+        binding.bind_ortvalue_output(name, _ort_value(ort, array))
+    return Prepared(run=lambda: session.run_with_iobinding(binding), result=lambda: outputs["y"])

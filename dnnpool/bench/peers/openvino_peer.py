@@ -21,17 +21,19 @@ def _core():
 
 
 def _pool_node(case, parameter):
+    """The model's outputs: the pooled values (and the indices of maxima for cases with indices)."""
     import openvino.opset1 as opset1
     import openvino.opset14 as opset14
     if is_global(case):
-        return opset1.reduce_mean(parameter, list(range(2, 2 + case.ndims)), keep_dims=True)
+        return [opset1.reduce_mean(parameter, list(range(2, 2 + case.ndims)), keep_dims=True)]
     window = dict(strides=list(case.strides), pads_begin=list(case.pads_begin),
                   pads_end=list(case.pads_end), kernel_shape=list(case.kernel))
     if case.kind == "AvgPool":
         if case.dilations:
             raise NotSupported("OpenVINO AvgPool has no dilation")
-        return opset14.avg_pool(parameter, exclude_pad=case.exclude_pad, **window)
-    return opset14.max_pool(parameter, dilations=list(case.dilation), **window).output(0)
+        return [opset14.avg_pool(parameter, exclude_pad=case.exclude_pad, **window)]
+    pool = opset14.max_pool(parameter, dilations=list(case.dilation), **window)
+    return [pool.output(0), pool.output(1)] if case.indices else [pool.output(0)]
 
 
 def _tensor(openvino, array):
@@ -52,7 +54,7 @@ def prepare(variant, src):
                     "f16": openvino.Type.f16, "u8": openvino.Type.u8}[variant.dtype]
     import openvino.opset1 as opset1
     parameter = opset1.parameter(list(variant.src_shape), element_type, name="x")
-    model = openvino.Model([_pool_node(case, parameter)], [parameter], "pool")
+    model = openvino.Model(_pool_node(case, parameter), [parameter], "pool")
     config = {"INFERENCE_NUM_THREADS": variant.threads, "PERFORMANCE_HINT": "LATENCY",
               "NUM_STREAMS": 1}
     try:
@@ -61,6 +63,10 @@ def prepare(variant, src):
         raise NotSupported(str(error).splitlines()[0][:120]) from None
     request = compiled.create_infer_request()
     request.set_input_tensor(_tensor(openvino, src))
-    dst = np.empty(variant.dst_shape, src.dtype)
-    request.set_output_tensor(_tensor(openvino, dst))
-    return Prepared(run=request.infer, result=lambda: dst)
+    # The tensors share these arrays' memory without owning it: the closure keeps them alive.
+    outputs = [np.empty(variant.dst_shape, src.dtype)]
+    if case.indices:   # opset14 MaxPool's second output: int64 indices
+        outputs.append(np.empty(variant.dst_shape, np.int64))
+    for port, array in enumerate(outputs):
+        request.set_output_tensor(port, _tensor(openvino, array))
+    return Prepared(run=request.infer, result=lambda: outputs[0])

@@ -49,6 +49,8 @@ def _pool_function(torch, case):
         raise NotSupported("PyTorch requires pad <= kernel/2")
     if case.kind == "MaxPool":
         pool = getattr(functional, f"max_pool{ndims}d")
+        if case.indices:   # (values, indices); the values are compared
+            return lambda x: pool(x, case.kernel, case.strides, pads, case.dilation, return_indices=True)[0]
         return lambda x: pool(x, case.kernel, case.strides, pads, case.dilation)
     if case.dilations:
         raise NotSupported("PyTorch average pooling has no dilation")
