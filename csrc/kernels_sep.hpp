@@ -152,10 +152,13 @@ struct SepPass {
                 }
         }
         if constexpr (I && !Into) {
-            const int64_t lc = Lanes ? c->is[1] : 0;
-            for (int64_t q = 0; q < j1 - j0; ++q) {
-                const int64_t a = ibase + (j0 + q - pb) * c->is[4];
-                for (int64_t l = 0; l < L; ++l) bufi[q * L + l] = a + l * lc;
+            const int64_t a = ibase + (j0 - pb) * c->is[4], step = c->is[4];
+            if constexpr (!Lanes) {   // one lane: a plain induction, which vectorises
+                for (int64_t q = 0; q < j1 - j0; ++q) bufi[q] = a + q * step;
+            } else {
+                const int64_t lc = c->is[1];
+                for (int64_t q = 0; q < j1 - j0; ++q)
+                    for (int64_t l = 0; l < L; ++l) bufi[q * L + l] = a + q * step + l * lc;
             }
         }
     }
