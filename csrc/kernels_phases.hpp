@@ -90,3 +90,22 @@ __attribute__((always_inline)) static inline typename Vec<T>::V strided_windows(
     if constexpr (KW > 3) r = vcombine<K>(r, strided_tap<T, S, 3>(p));
     return in_order<S, typename Traits<T>::Acc>(r, LaneIdx<Vec<T>::lanes>{});
 }
+
+// Taps J .. KW - 1 of one window row for VL outputs at stride S, with
+// indices: each lane keeps the value winning so far (first maximum, first
+// NaN) and its tap's offset from the window's first index value, which is
+// the same for every lane (off0: the row's, istep: one tap's).  Lanes stay
+// scrambled like strided_tap's; in_order sorts values and offsets alike.
+template <typename T, int S, int KW, int J>
+__attribute__((always_inline)) static inline void strided_idx_taps(const T *p, int64_t off0, int64_t istep,
+                                                                   typename Vec<T>::V &acc,
+                                                                   typename IdxVec<typename Traits<T>::Acc>::M &off) {
+    typedef IdxVec<typename Traits<T>::Acc> IV;
+    if constexpr (J < KW) {
+        const typename Vec<T>::V b = strided_tap<T, S, J>(p);
+        const typename IV::M take = IV::wins(acc, b);
+        acc = take ? b : acc;
+        off = take ? typename IV::M{} + (typename IV::Lane)(off0 + J * istep) : off;
+        strided_idx_taps<T, S, KW, J + 1>(p, off0, istep, acc, off);
+    }
+}

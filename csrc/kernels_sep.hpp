@@ -53,6 +53,7 @@ struct SepPass {
     bool all_w;               // every output column sees an input element
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
+    int idx_code;             // idx_rows' window (idx_window; 0: the passes instead)
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -90,6 +91,7 @@ struct SepPass {
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
         part = strip_part();
         fused = fused_window();
+        idx_code = idx_window();
     }
 
     // The W pass and the finish in registers (finish_rows), for values whose
@@ -109,6 +111,88 @@ struct SepPass {
             (code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44))
             return code;
         return AW.s == 1 && !g.h_fact && !g.h_dbl ? kSlideRow : 0;
+    }
+
+    // Indices over one lane with a small strided window (fused_window's
+    // codes) over dense rows: idx_rows, straight from src, when the offsets
+    // of a window's taps from its first one fit the value lanes.
+    int idx_window() const {
+        typedef typename IdxVec<Acc>::Lane Lane;
+        constexpr int64_t VL = Vec<T>::lanes;
+        constexpr int64_t lane_max = (int64_t)(~(uint64_t)0 >> (64 - 8 * sizeof(Lane) + 1));
+        if (!I || Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1 || c->xs[4] != 1) return 0;
+        auto extent = [](int64_t taps, int64_t step) { return (taps - 1) * (step < 0 ? -step : step); };
+        if (extent(AD.k, AD.d * c->is[2]) + extent(AH.k, AH.d * c->is[3]) + extent(AW.k, c->is[4]) > lane_max) return 0;
+        const int code = (int)(16 * AW.s + AW.k);
+        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+    }
+
+    // Indices, one lane (idx_window): output rows [oh0, oh1) straight from
+    // src.  Blocks of VL output columns whose loads stay inside the row take
+    // the window's (d, h) rows in order and each row's KW taps by
+    // strided_idx_taps (the last block overlaps the one before); the other
+    // columns go one by one, the same rule (right_wins) in the same order.
+    template <int S, int KW>
+    void idx_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        typedef typename Vec<T>::V V;
+        typedef IdxVec<Acc> IV;
+        constexpr int64_t VL = Vec<T>::lanes;
+        const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        const int64_t ibase = n * c->is[0] + ch * c->is[1], is4 = c->is[4], pw = AW.pb;
+        int64_t *roff = toff, *ridx = voff;   // the window's (d, h) rows: src offsets, index values
+        // Vector blocks start at [lo, hi]: windows that start inside the row
+        // and whose S * VL (+ S) loads end inside it.
+        const int64_t lo = (pw + S - 1) / S, reach = S * VL + (KW - 1) / S * S;
+        const int64_t hi = AW.in - reach + pw >= 0 ? (AW.in - reach + pw) / S : -1;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            int64_t nrows = 0;
+            for (int64_t kd = AD.kbeg[od]; kd < AD.kend[od]; ++kd) {
+                const int64_t id = od * AD.s - AD.pb + kd * AD.d;
+                for (int64_t kh = AH.kbeg[oh]; kh < AH.kend[oh]; ++kh) {
+                    const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
+                    roff[nrows] = id * c->ss[2] + ih * c->ss[3];
+                    ridx[nrows++] = id * c->is[2] + ih * c->is[3];
+                }
+            }
+            if (nrows == 0) {
+                emit(nullptr, nullptr, n, ch, od, oh, 0);
+                continue;
+            }
+            T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+            int64_t *xo = c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3];
+            int64_t done_lo = AW.out, done_hi = AW.out;   // columns the blocks covered
+            if (lo <= hi) {
+                done_lo = lo;
+                for (int64_t ow = lo;; ow += VL) {
+                    if (ow > hi) ow = hi;
+                    const T *p = src_nc + roff[0] + ow * S - pw;
+                    V acc = strided_tap<T, S, 0>(p);
+                    typename IV::M off = typename IV::M{};
+                    strided_idx_taps<T, S, KW, 1>(p, 0, is4, acc, off);
+                    for (int64_t r = 1; r < nrows; ++r)
+                        strided_idx_taps<T, S, KW, 0>(src_nc + roff[r] + ow * S - pw, ridx[r] - ridx[0], is4, acc, off);
+                    store_as<T, true>(o + ow, in_order<S, Acc>(acc, LaneIdx<VL>{}));
+                    IV::store_offsets(xo + ow, in_order<S, Acc>(off, LaneIdx<VL>{}),
+                                      ibase + ridx[0] + (ow * S - pw) * is4, S * is4);
+                    done_hi = ow + VL;
+                    if (ow == hi) break;
+                }
+            }
+            for (int64_t ow = 0; ow < AW.out; ++ow) {
+                if (ow == done_lo) ow = done_hi;
+                if (ow >= AW.out) break;
+                const int64_t kw0 = AW.kbeg[ow], kw1 = AW.kend[ow], iw0 = ow * S - pw;
+                Acc acc = Traits<T>::max_init();
+                int64_t arg = -1;
+                for (int64_t r = 0; r < nrows; ++r)
+                    for (int64_t kw = kw0; kw < kw1; ++kw) {
+                        const Acc v = Traits<T>::load(src_nc[roff[r] + iw0 + kw]);
+                        if (right_wins(acc, arg, v)) { acc = v; arg = ibase + ridx[r] + (iw0 + kw) * is4; }
+                    }
+                o[ow] = arg >= 0 ? Traits<T>::store(acc) : Traits<T>::lowest();
+                xo[ow] = arg;
+            }
+        }
     }
 
     // Taps per pass of stack_taps: the most L1 sets a window's src strips
@@ -748,6 +832,15 @@ struct SepPass {
     void chunk(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
+        } else if (idx_code) {
+            switch (idx_code) {
+            case 0x12: idx_rows<1, 2>(n, ch, od, oh0, oh1); break;
+            case 0x13: idx_rows<1, 3>(n, ch, od, oh0, oh1); break;
+            case 0x22: idx_rows<2, 2>(n, ch, od, oh0, oh1); break;
+            case 0x23: idx_rows<2, 3>(n, ch, od, oh0, oh1); break;
+            case 0x33: idx_rows<3, 3>(n, ch, od, oh0, oh1); break;
+            default: idx_rows<4, 4>(n, ch, od, oh0, oh1); break;
+            }
         } else if (!I && g.vstream) {
             chunk_vstream(n, ch, od, oh0, oh1);
         } else if (g.flat) {

@@ -112,6 +112,15 @@ CASES = [
     ("wide channels global avg (NXC taps streamed in groups)", "AvgPool", (2, 1030, 7, 7), dict(kernel=[7, 7])),
     ("wide channels disjoint 3d k3 s3 max, padded (NXC taps streamed)", "MaxPool", (1, 1030, 6, 7, 6),
      dict(kernel=[3, 3, 3], strides=[3, 3, 3], pads_begin=[0, 1, 0], pads_end=[0, 1, 0])),
+    # NCX MaxPool with indices over small strided windows: straight from src,
+    # blocks of output columns whose loads stay inside the row (the last one
+    # overlapping), border columns one by one; the window's (d, h) rows in order
+    ("k3 s3 max, rows with padding at both ends", "MaxPool", (1, 3, 7, 100),
+     dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 1], pads_end=[1, 1])),
+    ("1d k4 s4 max", "MaxPool", (2, 3, 203), dict(kernel=[4], strides=[4])),
+    ("k3 s2 max ceil, rows dilated along H, windows ending in the padding", "MaxPool", (1, 2, 11, 90),
+     dict(kernel=[3, 3], strides=[2, 2], dilations=[2, 1], pads_begin=[1, 1], pads_end=[2, 1],
+          rounding_type="ceil")),
 ]
 LAYOUTS = ("NCX", "NXC")
 DTYPES = ("f32", "f64", "f16", "bf16")
