@@ -189,6 +189,19 @@ struct IdxVec {
     // The lanes where b wins over an element a: b > a, or b is NaN and a is not.
     static inline M wins(V a, V b) { return (a == a) & ~(b <= a); }
 
+    // Whether the index offset of every tap of a window from its first tap
+    // fits a lane of M (4-byte values: a window spanning under 2^31 index
+    // values), bounded by the whole kernel's extent, axis by axis.
+    static inline bool offsets_fit(const ExecCtx *c) {
+        constexpr int64_t lane_max = (int64_t)(~(uint64_t)0 >> (64 - 8 * sizeof(Lane) + 1));
+        int64_t span = 0;
+        for (int a = 0; a < kAxes; ++a) {
+            const int64_t step = c->ax[a].d * c->is[2 + a];
+            span += (c->ax[a].k - 1) * (step < 0 ? -step : step);
+        }
+        return span <= lane_max;
+    }
+
     // Lane offsets o (M's integer lanes, sign-extended) as the indices
     // base + o[l] + l * step, stored at x[0 .. vl).
     template <int... L>
@@ -233,6 +246,22 @@ struct IdxVec {
         return x;
     }
 };
+
+// The (d, h) rows of output (od, oh)'s window that lie inside the input, in
+// scan order: their src offsets and their index values; returns how many.
+static inline int64_t window_rows(const ExecCtx *c, int64_t od, int64_t oh, int64_t *roff, int64_t *ridx) {
+    const AxisPlan &AD = c->ax[0], &AH = c->ax[1];
+    int64_t nrows = 0;
+    for (int64_t kd = AD.kbeg[od]; kd < AD.kend[od]; ++kd) {
+        const int64_t id = od * AD.s - AD.pb + kd * AD.d;
+        for (int64_t kh = AH.kbeg[oh]; kh < AH.kend[oh]; ++kh, ++nrows) {
+            const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
+            roff[nrows] = id * c->ss[2] + ih * c->ss[3];
+            ridx[nrows] = id * c->is[2] + ih * c->is[3];
+        }
+    }
+    return nrows;
+}
 
 // Value a window without input elements starts from.
 template <typename T, int K>

@@ -197,29 +197,19 @@ static inline __attribute__((always_inline)) void idx_vectors(const T *p0, const
 // NaN), `before` channels of the point preceding it: whole vectors by
 // idx_vectors, a partial last one as a vector overlapping the one before it
 // (the same lanes get the same bits again) when the point has that many
-// channels, the remaining lanes one by one.
+// channels, the remaining lanes one by one.  All lane by lane when the
+// window's offsets do not fit the lanes (`fit`: IdxVec::offsets_fit).
 template <typename T>
 static inline void block_point_idx(const T *p0, const int64_t *roff, const int64_t *ridx, int64_t nrows,
                                    int64_t nkw, int64_t kstep, int64_t istep, int64_t ibase, int64_t icstep,
-                                   int64_t m, int64_t before, T *o, int64_t *xo, int64_t xcs, int64_t nvalid) {
+                                   int64_t m, int64_t before, T *o, int64_t *xo, int64_t xcs, int64_t nvalid,
+                                   bool fit) {
     typedef typename Traits<T>::Acc Acc;
-    typedef typename IdxVec<Acc>::Lane Lane;
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
     static_assert(kBlockVecs == 4, "idx_vectors is dispatched for 1-4 vectors");
     const int64_t nv = m / VL, back = m - VL;   // back: where an overlapping last vector starts
     const bool overlap = m % VL && before + m >= VL;
-    // idx_vectors' offsets must fit its lanes: windows of 4-byte values
-    // spanning 2^31 index values go lane by lane.
-    constexpr int64_t lane_max = (int64_t)(~(uint64_t)0 >> (64 - 8 * sizeof(Lane) + 1));
-    int64_t span = 0;
-    if (nvalid > 0) {
-        for (int64_t r = 0; r < nrows; ++r) {
-            const int64_t e = ridx[r] - ridx[0];
-            if ((e < 0 ? -e : e) > span) span = e < 0 ? -e : e;
-        }
-        span += (nkw - 1) * (istep < 0 ? -istep : istep);
-    }
-    const bool vectors = (nv > 0 || overlap) && nvalid > 0 && span <= lane_max;
+    const bool vectors = (nv > 0 || overlap) && nvalid > 0 && fit;
     if (vectors) {
         const int64_t a0 = ibase + ridx[0];
         switch (nv) {
@@ -453,20 +443,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool flat = !WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C &&
                       (flat1 - fw0) * C >= Vec<T>::lanes;
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
+    [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's pooled rows, 64-byte aligned
     typename Traits<T>::Acc *pooled = (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C) + 63) & ~(uintptr_t)63);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
-        int64_t nrows = 0;
-        for (int64_t kd = AD.kbeg[od]; kd < AD.kend[od]; ++kd) {
-            const int64_t id = od * AD.s - AD.pb + kd * AD.d;
-            for (int64_t kh = AH.kbeg[oh]; kh < AH.kend[oh]; ++kh) {
-                const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
-                roff[nrows] = id * c->ss[2] + ih * c->ss[3];
-                ridx[nrows] = id * c->is[2] + ih * c->is[3];
-                ++nrows;
-            }
-        }
+        const int64_t nrows = window_rows(c, od, oh, roff, ridx);
         const int64_t div_dh = AD.div[od] * AH.div[oh];
         const T *src_n = src + n * c->ss[0];
         // Output point ow, channels [c_first, C).
@@ -484,7 +466,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 for (int64_t c0 = 0; c0 < C; c0 += VB)
                     block_point_idx<T>(p0 + c0, roff, ridx, nrows, nkw, kstep, AW.d * c->is[4],
                                        ibase + c0 * c->is[1], c->is[1], C - c0 < VB ? C - c0 : VB, c0, o + c0,
-                                       xo + c0 * c->xs[1], c->xs[1], nvalid);
+                                       xo + c0 * c->xs[1], c->xs[1], nvalid, idx_fit);
             } else if (stream) {
                 typedef typename Traits<T>::Acc Acc;
                 int64_t nt = 0;

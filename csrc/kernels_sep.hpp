@@ -117,12 +117,9 @@ struct SepPass {
     // codes) over dense rows: idx_rows, straight from src, when the offsets
     // of a window's taps from its first one fit the value lanes.
     int idx_window() const {
-        typedef typename IdxVec<Acc>::Lane Lane;
         constexpr int64_t VL = Vec<T>::lanes;
-        constexpr int64_t lane_max = (int64_t)(~(uint64_t)0 >> (64 - 8 * sizeof(Lane) + 1));
         if (!I || Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1 || c->xs[4] != 1) return 0;
-        auto extent = [](int64_t taps, int64_t step) { return (taps - 1) * (step < 0 ? -step : step); };
-        if (extent(AD.k, AD.d * c->is[2]) + extent(AH.k, AH.d * c->is[3]) + extent(AW.k, c->is[4]) > lane_max) return 0;
+        if (!IdxVec<Acc>::offsets_fit(c)) return 0;
         const int code = (int)(16 * AW.s + AW.k);
         return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
     }
@@ -145,15 +142,7 @@ struct SepPass {
         const int64_t lo = (pw + S - 1) / S, reach = S * VL + (KW - 1) / S * S;
         const int64_t hi = AW.in - reach + pw >= 0 ? (AW.in - reach + pw) / S : -1;
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            int64_t nrows = 0;
-            for (int64_t kd = AD.kbeg[od]; kd < AD.kend[od]; ++kd) {
-                const int64_t id = od * AD.s - AD.pb + kd * AD.d;
-                for (int64_t kh = AH.kbeg[oh]; kh < AH.kend[oh]; ++kh) {
-                    const int64_t ih = oh * AH.s - AH.pb + kh * AH.d;
-                    roff[nrows] = id * c->ss[2] + ih * c->ss[3];
-                    ridx[nrows++] = id * c->is[2] + ih * c->is[3];
-                }
-            }
+            const int64_t nrows = window_rows(c, od, oh, roff, ridx);
             if (nrows == 0) {
                 emit(nullptr, nullptr, n, ch, od, oh, 0);
                 continue;
