@@ -397,3 +397,21 @@ def test_indices_of_windows_spanning_more_than_2_31_index_values():
     dst, idx = prim.execute(src, with_indices=True)
     np.testing.assert_array_equal(dst[0, 0], values)
     np.testing.assert_array_equal(idx[0, 0], rows * (W * C) + w * C + c)
+
+
+@pytest.mark.parametrize("dtype", ["u8", "s8"])
+@pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 2, 1), (3, 1, 1), (2, 1, 0), (3, 3, 1), (4, 4, 0)])
+@pytest.mark.parametrize("shape", [(1, 3, 9, 70), (1, 2, 4, 5, 67)])
+def test_8bit_maxpool_indices_over_small_strided_ncx_windows(dtype, k, s, p, shape):
+    # The NCX register path with indices widens 8-bit values into 32-bit
+    # lanes; the table above runs float types only.  Multiples of 16: ties.
+    info = np.iinfo(reference.NUMPY_DTYPES[dtype])
+    x = np.random.default_rng(k * 10 + s).integers(info.min, info.max + 1, shape)
+    x = (x // 16 * 16).astype(reference.NUMPY_DTYPES[dtype])
+    nd = len(shape) - 2
+    attrs = dict(kernel=[k] * nd, strides=[s] * nd, pads_begin=[p] * nd, pads_end=[p] * nd)
+    got, idx = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NCX", **attrs)).execute(
+        x, with_indices=True)
+    want, want_idx = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(idx, want_idx)
