@@ -628,21 +628,19 @@ static inline __attribute__((always_inline)) void shared_block(typename Traits<T
                                                                int64_t rs, int64_t k, int64_t x, int g0, int g1) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
-    V suf[G > 1 ? G - 1 : 1][NV], core[NV], pre[NV];
+    V suf[G - 1][NV], core[NV], pre[NV];
     auto row = [&](int64_t i, int j) { return load_any<T>(X + i * rs + x + j * VL); };
     auto put = [&](int g, int j, V v) {
         if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + x + j * VL, v);
     };
-    if constexpr (G > 1) {
-        for (int j = 0; j < NV; ++j) suf[G - 2][j] = row(G - 2, j);
+    for (int j = 0; j < NV; ++j) suf[G - 2][j] = row(G - 2, j);
 #pragma GCC unroll 8
-        for (int i = G - 3; i >= 0; --i)
-            for (int j = 0; j < NV; ++j) suf[i][j] = vcombine<K>(row(i, j), suf[i + 1][j]);
-    }
+    for (int i = G - 3; i >= 0; --i)
+        for (int j = 0; j < NV; ++j) suf[i][j] = vcombine<K>(row(i, j), suf[i + 1][j]);
     for (int j = 0; j < NV; ++j) core[j] = row(G - 1, j);
     for (int64_t i = G; i < k; ++i)
         for (int j = 0; j < NV; ++j) core[j] = vcombine<K>(core[j], row(i, j));
-    for (int j = 0; j < NV; ++j) put(0, j, G > 1 ? vcombine<K>(suf[0][j], core[j]) : core[j]);
+    for (int j = 0; j < NV; ++j) put(0, j, vcombine<K>(suf[0][j], core[j]));
 #pragma GCC unroll 8
     for (int g = 1; g < G; ++g)
         for (int j = 0; j < NV; ++j) {
@@ -656,14 +654,15 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
                         int g1) {
     typedef typename Traits<T>::Acc Acc;
     constexpr int64_t VL = Vec<T>::lanes;
+    static_assert(G >= 2 && G <= 4, "a block shares rows (k >= G >= 2); G * NV accumulators stay in registers");
     constexpr int NV = G >= 3 ? 2 : 4;
     int64_t x = 0;
     for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(Y, ys, X, rs, k, x, g0, g1);
     for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(Y, ys, X, rs, k, x, g0, g1);
     for (; x < n; ++x) {   // the same sums, one value at a time
-        Acc suf[G], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
+        Acc suf[G - 1], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
         for (int64_t i = G; i < k; ++i) core = combine<Acc, K>(core, load_one<T>(X[i * rs + x]));
-        if (G > 1) suf[G - 2] = load_one<T>(X[(G - 2) * rs + x]);
+        suf[G - 2] = load_one<T>(X[(G - 2) * rs + x]);
         for (int i = G - 3; i >= 0; --i) suf[i] = combine<Acc, K>(load_one<T>(X[i * rs + x]), suf[i + 1]);
         for (int g = 0; g < G; ++g) {
             if (g > 0) {
