@@ -482,17 +482,18 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
     }
 }
 
-// buf[x] = widened p[x] for x < n, whole vectors then the tail (f32/f64:
-// GCC's own copy loop, faster on short rows).
+// buf[x] = widened p[x] for x < n: whole vectors, the last one overlapping
+// the one before (short spans, e.g. NCX rows of 28, copied inline rather
+// than by a library call per row).
 template <typename T>
 static inline void widen_span(typename Traits<T>::Acc *__restrict buf, const T *__restrict p, int64_t n) {
     constexpr int64_t VL = Vec<T>::lanes;
     int64_t x = 0;
-    if constexpr (__is_same(T, typename Traits<T>::Acc)) {
-        for (; x < n; ++x) buf[x] = p[x];
+    if (n >= VL) {
+        for (; x + VL <= n; x += VL) store_vec<T>(buf + x, load_vec<T>(p + x));
+        if (x < n) store_vec<T>(buf + n - VL, load_vec<T>(p + n - VL));
         return;
     }
-    for (; x + VL <= n; x += VL) store_vec<T>(buf + x, load_vec<T>(p + x));
     for (; x < n; ++x) buf[x] = Traits<T>::load(p[x]);
 }
 

@@ -236,13 +236,17 @@ struct SepPass {
         }
     }
 
-    // One input row into a padded row b of xlen positions.
+    // One input row into a padded row b of xlen positions.  Values: the pads
+    // by vector stores whose spills the row (left) or what follows b (the
+    // next row, or the buffer's slack) overwrites.
     void widen(const T *row, int64_t ibase, Acc *b, int64_t *bi) {
         const int64_t j0 = valid_lo(), j1 = valid_hi();
         const Acc id0 = identity<T, K>();
-        fill_rows<Acc, I>(b, bi, id0, j0 * L);
+        if constexpr (I) fill_rows<Acc, I>(b, bi, id0, j0 * L);
+        else fill_pad<T>(b, id0, j0 * L);
         load_row<false>(row, ibase, b + j0 * L, bi + (I ? j0 * L : 0), j0, j1);
-        fill_rows<Acc, I>(b + j1 * L, bi + (I ? j1 * L : 0), id0, (g.xlen - j1) * L);
+        if constexpr (I) fill_rows<Acc, I>(b + j1 * L, bi + (I ? j1 * L : 0), id0, (g.xlen - j1) * L);
+        else fill_pad<T>(b + j1 * L, id0, (g.xlen - j1) * L);
     }
 
     // Values only: the padded row b = the src rows at row0 + off[0..nt) pooled.
