@@ -102,14 +102,19 @@ struct SepPass {
     //     slid nor factored), one lane or C lanes that fill whole vectors:
     //     kSlideRow (slide_row).
     static constexpr int kSlideRow = 1;
+    // The small strided windows of the register paths (k2/k3 s1, k2/k3 s2,
+    // k3 s3, k4 s4) as 16 * S + KW, for this row's W axis; 0 for others
+    // (bounded first: k18 s1 would read as 0x22).
+    int small_strided_code() const {
+        if (AW.s > 4 || AW.k > 4) return 0;
+        const int code = (int)(16 * AW.s + AW.k);
+        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+    }
     int fused_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
         if (I || K == kQAvg || AW.d != 1 || !all_w || AW.out * L < VL) return 0;
         if (Lanes ? c->ds[1] != 1 || c->ds[4] != L || L % VL != 0 : c->ds[4] != 1) return 0;
-        const int code = (int)(16 * AW.s + AW.k);
-        if (!Lanes && AW.s <= 4 && AW.k <= 4 && AW.out >= VL &&
-            (code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44))
-            return code;
+        if (!Lanes && AW.out >= VL && small_strided_code()) return small_strided_code();
         return AW.s == 1 && !g.h_fact && !g.h_dbl ? kSlideRow : 0;
     }
 
@@ -119,9 +124,7 @@ struct SepPass {
     int idx_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
         if (!I || Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1 || c->xs[4] != 1) return 0;
-        if (!IdxVec<Acc>::offsets_fit(c)) return 0;
-        const int code = (int)(16 * AW.s + AW.k);
-        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+        return IdxVec<Acc>::offsets_fit(c) ? small_strided_code() : 0;
     }
 
     // Indices, one lane (idx_window): output rows [oh0, oh1) straight from

@@ -121,6 +121,12 @@ CASES = [
     ("k3 s2 max ceil, rows dilated along H, windows ending in the padding", "MaxPool", (1, 2, 11, 90),
      dict(kernel=[3, 3], strides=[2, 2], dilations=[2, 1], pads_begin=[1, 1], pads_end=[2, 1],
           rounding_type="ceil")),
+    # windows whose 16 * stride + kernel equals a small window's code (k18 s1
+    # reads as k2 s2): the register paths must not take them
+    ("1d k18 s1 max (code of k2 s2)", "MaxPool", (1, 2, 90), dict(kernel=[18])),
+    ("1d k19 s2 max (code of k3 s3)", "MaxPool", (1, 2, 91), dict(kernel=[19], strides=[2])),
+    ("k20 s3 max (code of k4 s4)", "MaxPool", (1, 2, 23, 95), dict(kernel=[3, 20], strides=[1, 3])),
+    ("1d k19 s1 avg (code of k3 s2)", "AvgPool", (1, 2, 90), dict(kernel=[19])),
 ]
 LAYOUTS = ("NCX", "NXC")
 DTYPES = ("f32", "f64", "f16", "bf16")
