@@ -708,6 +708,7 @@ static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int6
     taps_reduce<T, K, false>(out, nullptr, tmp, nullptr, toff, nt, nout * unit);
 }
 
+#include "kernels_columns.hpp"
 #include "kernels_block.hpp"
 #include "kernels_phases.hpp"
 #include "kernels_sep.hpp"

@@ -121,6 +121,18 @@ CASES = [
     ("k3 s2 max ceil, rows dilated along H, windows ending in the padding", "MaxPool", (1, 2, 11, 90),
      dict(kernel=[3, 3], strides=[2, 2], dilations=[2, 1], pads_begin=[1, 1], pads_end=[2, 1],
           rounding_type="ceil")),
+    # NXC MaxPool with indices over windows of several columns: each input
+    # column's rows pooled once per output row, then the window's columns by
+    # value and key (window blocks when undilated); channels not a whole
+    # number of vectors (an overlapping last vector), strided and clipped windows
+    ("k9 s1 max, pooled columns, 20 channels", "MaxPool", (1, 20, 21, 30),
+     dict(kernel=[9, 9], pads_begin=[4, 4], pads_end=[4, 4])),
+    ("k5x6 s1x2 max ceil, pooled columns with a stride", "MaxPool", (2, 12, 15, 29),
+     dict(kernel=[5, 6], strides=[1, 2], pads_begin=[2, 3], pads_end=[2, 3], rounding_type="ceil")),
+    ("k4 max on rows shorter than the padded window (clipped at both ends)", "MaxPool", (1, 9, 8, 3),
+     dict(kernel=[4, 4], pads_begin=[3, 3], pads_end=[3, 3])),
+    ("k5 s1 max, column-major indices (keys out of scan order: taps in order)", "MaxPool", (1, 16, 9, 11),
+     dict(kernel=[5, 5], pads_begin=[2, 2], pads_end=[2, 2], index_order="column_major")),
     # windows whose 16 * stride + kernel equals a small window's code (k18 s1
     # reads as k2 s2): the register paths must not take them
     ("1d k18 s1 max (code of k2 s2)", "MaxPool", (1, 2, 90), dict(kernel=[18])),

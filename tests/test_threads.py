@@ -52,6 +52,9 @@ CASES = {
     "max_f16_nxc_3d_colmajor": dict(kind="MaxPool", src_shape=(2, 10, 12, 14, 40), dtype="f16",
                                     kernel=[2, 2, 3], strides=[2, 1, 2], rounding_type="ceil",
                                     index_order="column_major"),
+    # pooled columns, four output rows pooling together: splits fall inside a group
+    "max_bf16_nxc_2d_k7_pooled_columns": dict(kind="MaxPool", src_shape=(2, 23, 30, 20), dtype="bf16",
+                                              kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3]),
     "max_s8_nxc_2d_dilated": dict(kind="MaxPool", src_shape=(4, 36, 36, 64), dtype="s8",
                                   kernel=[3, 3], dilations=[2, 2], auto_pad="same_lower"),
 }
