@@ -30,6 +30,15 @@ static inline bool idx_columns_ok(const ExecCtx *c) {
     return ordered && h_last + (AD.in - 1) * c->is[2] <= lane_max;
 }
 
+// a (+) b with its key, a before b in scan order: b where it wins
+// (greater, or the first NaN).
+template <typename V, typename M>
+static inline __attribute__((always_inline)) void take_in_scan_order(V &a, M &ka, V b, M kb) {
+    const M t = IdxVec<decltype(a[0] + 0)>::wins(a, b);
+    a = t ? b : a;
+    ka = t ? kb : ka;
+}
+
 // Columns [0, ncol) of one output row's window rows (src offsets roff, keys
 // ridx, in scan order; nrows >= 1) pooled into P / Q (NV * VL lanes per
 // column): values and keys of channels [0, NV * VL) at p, columns kstep
@@ -52,12 +61,7 @@ static inline __attribute__((always_inline)) void pool_columns(const T *p, const
         }
         for (int64_t r = 1; r < nrows; ++r) {
             const M kr = M{} + (typename IV::Lane)(ridx[r] + key_w);
-            for (int v = 0; v < NV; ++v) {
-                const V b = load_vec<T>(p + roff[r] + v * VL);
-                const M take = IV::wins(acc[v], b);
-                acc[v] = take ? b : acc[v];
-                key[v] = take ? kr : key[v];
-            }
+            for (int v = 0; v < NV; ++v) take_in_scan_order(acc[v], key[v], load_vec<T>(p + roff[r] + v * VL), kr);
         }
         for (int v = 0; v < NV; ++v) {
             *(typename Vec<T>::VU *)(P + (col * NV + v) * VL) = acc[v];
@@ -86,12 +90,6 @@ static inline void pool_columns_shared(const T *p, int64_t rstep, int64_t rkey, 
     typedef typename Vec<T>::VU VU;
     constexpr int64_t VL = Vec<T>::lanes;
     static_assert(G >= 2, "a group shares rows");
-    // a (+) b, a before b in scan order: b where it wins (greater, or the first NaN).
-    auto take = [](V &a, M &ka, V b, M kb) {
-        const M t = IV::wins(a, b);
-        a = t ? b : a;
-        ka = t ? kb : ka;
-    };
     for (int64_t col = 0; col < ncol; ++col, p += kstep, key_w += kw_key) {
         for (int64_t v = 0; v < nv; ++v) {
             const T *x = p + v * VL;
@@ -105,26 +103,26 @@ static inline void pool_columns_shared(const T *p, int64_t rstep, int64_t rkey, 
             row(G - 1, core, kcore);
             for (int64_t r = G; r < k; ++r) {
                 row(r, b, kb);
-                take(core, kcore, b, kb);
+                take_in_scan_order(core, kcore, b, kb);
             }
             *(VU *)(P + (G - 1) * gstride + at) = core;
             *(M *)(Q + (G - 1) * gstride + at) = kcore;
             for (int g = G - 2; g >= 0; --g) {   // left parts: rows g .. G - 2, then the core
                 row(g, b, kb);
-                if (g < G - 2) take(b, kb, l, kl);
+                if (g < G - 2) take_in_scan_order(b, kb, l, kl);
                 l = b, kl = kb;
                 t = l, kt = kl;
-                take(t, kt, core, kcore);
+                take_in_scan_order(t, kt, core, kcore);
                 *(VU *)(P + g * gstride + at) = t;
                 *(M *)(Q + g * gstride + at) = kt;
             }
             for (int g = 1; g < G; ++g) {   // right parts: rows k .. k + g - 1, after the rest
                 row(k + g - 1, b, kb);
                 if (g == 1) l = b, kl = kb;
-                else take(l, kl, b, kb);
+                else take_in_scan_order(l, kl, b, kb);
                 t = *(const VU *)(P + g * gstride + at);
                 kt = *(const M *)(Q + g * gstride + at);
-                take(t, kt, l, kl);
+                take_in_scan_order(t, kt, l, kl);
                 *(VU *)(P + g * gstride + at) = t;
                 *(M *)(Q + g * gstride + at) = kt;
             }

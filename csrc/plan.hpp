@@ -143,16 +143,16 @@ static inline bool rows_slide(int64_t k, bool is_max, int64_t unit) {
     return (k >= kMinSlidRows && blocks_win(k, is_max, unit)) || k > kSharedTapsPerPass * doubling_passes(k, is_max);
 }
 
+// Rows of more input columns than kIdxColumnsMax keep the taps (bounded scratch).
+constexpr int64_t kIdxColumnsMax = 2048;
+// Output rows that pool their columns together (stride-1 rows, full windows).
+constexpr int kIdxShareRows = 4;
 // MaxPool indices over NXC (the channel block): a window's input columns
 // pooled down their rows once per output row, then combined across the
 // window with their keys (kernels_columns.hpp) when that takes fewer
 // combines, a column combine counting twice (it also orders keys): rows per
 // column times the columns an output adds (the stride) plus twice the
 // window's columns, against every tap.
-// Rows of more input columns than kIdxColumnsMax keep the taps (bounded scratch).
-constexpr int64_t kIdxColumnsMax = 2048;
-// Output rows that pool their columns together (stride-1 rows, full windows).
-constexpr int kIdxShareRows = 4;
 static inline bool idx_columns_pay(int64_t rows, int64_t kw, int64_t sw, int64_t columns) {
     return columns <= kIdxColumnsMax && rows * sw + 2 * kw < rows * kw;
 }
