@@ -449,6 +449,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     [[maybe_unused]] const bool columns = WithIdx && idx_columns_ok<T>(c);
     // idx_columns: groups of stride-1 rows share their rows (2-D windows)
     [[maybe_unused]] const bool share = columns && AD.k == 1 && AH.s == 1 && AH.d == 1 && AH.k >= kIdxShareRows;
+    int64_t col_lo = 0;
+    [[maybe_unused]] const int64_t col_n = columns ? columns_read(AW, &col_lo) : 0;
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
         const int64_t nrows = window_rows(c, od, oh, roff, ridx);
@@ -458,7 +460,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 for (int g = 0; group && g < kIdxShareRows; ++g)
                     group = AH.kbeg[oh + g] == 0 && AH.kend[oh + g] == AH.k;
                 const int64_t rows = group ? kIdxShareRows : 1;
-                idx_columns_rows<T>(c, src + n * c->ss[0], roff, ridx, nrows, rows,
+                idx_columns_rows<T>(c, src + n * c->ss[0], roff, ridx, nrows, rows, col_lo, col_n,
                                     dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3],
                                     c->idx + n * c->xs[0] + od * c->xs[2] + oh * c->xs[3], n * c->is[0], (char *)pooled);
                 r += rows - 1;

@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) void pool_columns(const T *p, const
 }
 
 // G consecutive output rows whose windows are src rows [g, g + k) of rows
-// `row0`, `row0 + rstep`, ... (stride 1, undilated, all inside the input)
+// p, p + rstep, ... (stride 1, undilated, all inside the input)
 // pool their columns together: rows [G - 1, k) are common to all G windows
 // (the core), row g's window is rows g .. G - 2 (+) core (+) rows k .. k + g - 1,
 // the left parts grown downwards, the right ones upwards, every combine in
@@ -234,16 +234,32 @@ static inline __attribute__((always_inline)) void combine_columns(const ExecCtx 
     }
 }
 
+// The input columns [*lo, *lo + n) that some window of a row reads (the
+// same for every row); n = 0 when every window is empty.
+static inline int64_t columns_read(const AxisPlan &AW, int64_t *lo) {
+    int64_t iw_lo = AW.in, iw_hi = 0;
+    for (int64_t ow = 0; ow < AW.out; ++ow) {
+        if (AW.kend[ow] == AW.kbeg[ow]) continue;
+        const int64_t a = ow * AW.s - AW.pb + AW.kbeg[ow] * AW.d, e = ow * AW.s - AW.pb + (AW.kend[ow] - 1) * AW.d + 1;
+        iw_lo = a < iw_lo ? a : iw_lo;
+        iw_hi = e > iw_hi ? e : iw_hi;
+    }
+    *lo = iw_hi > iw_lo ? iw_lo : 0;
+    return iw_hi > iw_lo ? iw_hi - iw_lo : 0;
+}
+
 // Output rows by idx_columns: one row (rows = 1; its window's rows at roff /
 // ridx, nrows >= 1) or kIdxShareRows rows whose windows are src rows
-// [g, g + nrows) from roff[0] / ridx[0] (pool_columns_shared).  Channel
+// [g, g + nrows) from roff[0] / ridx[0] (pool_columns_shared), over input
+// columns [iw_lo, iw_lo + ncol) (columns_read).  Channel
 // blocks of kColumnVecs vectors, then single vectors, the last one
 // overlapping the one before it when C is not a whole number of vectors (its
 // lanes get the same bits again).  scratch: kIdxColumnBytes per input
 // column, 64-byte aligned.
 template <typename T>
 static void idx_columns_rows(const ExecCtx *c, const T *src_n, const int64_t *roff, const int64_t *ridx, int64_t nrows,
-                             int64_t rows, T *o_row, int64_t *xo_row, int64_t ibase_n, char *scratch) {
+                             int64_t rows, int64_t iw_lo, int64_t ncol, T *o_row, int64_t *xo_row, int64_t ibase_n,
+                             char *scratch) {
     typedef typename Traits<T>::Acc Acc;
     typedef typename IdxVec<Acc>::Lane Lane;
     constexpr int64_t VL = Vec<T>::lanes;
@@ -252,16 +268,7 @@ static void idx_columns_rows(const ExecCtx *c, const T *src_n, const int64_t *ro
     const int64_t C = c->C, part = AW.in * NB * VL;   // lanes of each scratch array
     Acc *P = (Acc *)scratch, *S = P + G * part;       // P: a pooled row per output row
     Lane *Q = (Lane *)(S + part), *SQ = Q + G * part;
-    // Input columns any window of the row reads.
-    int64_t iw_lo = AW.in, iw_hi = 0;
-    for (int64_t ow = 0; ow < AW.out; ++ow) {
-        if (AW.kend[ow] == AW.kbeg[ow]) continue;
-        const int64_t a = ow * AW.s - AW.pb + AW.kbeg[ow] * AW.d, e = ow * AW.s - AW.pb + (AW.kend[ow] - 1) * AW.d + 1;
-        iw_lo = a < iw_lo ? a : iw_lo;
-        iw_hi = e > iw_hi ? e : iw_hi;
-    }
-    if (iw_hi <= iw_lo) iw_lo = iw_hi = 0;   // no window sees a column: only empty outputs
-    const int64_t ncol = iw_hi - iw_lo, kstep = c->ss[4], kw_key = c->is[4];
+    const int64_t kstep = c->ss[4], kw_key = c->is[4];
     const T *p = src_n + iw_lo * kstep;
     auto block = [&](auto nv, int64_t c0) {
         constexpr int NV = decltype(nv)::value;
