@@ -616,24 +616,22 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
 }
 
 // G windows of k consecutive rows (k >= G), window g over rows X + (g + t) *
-// rs for t < k, windows g in [g0, g1) into Y + (g - g0) * ys (n values each):
-// a van Herk block of G windows in registers.  Rows G - 1 .. k - 1 (the
-// core) belong to every window; window g adds the suffix of rows g .. G - 2
-// before it and the prefix of rows k .. k + g - 1 after it, both grown one
-// row at a time: k + 3G - 6 combines for G windows instead of G(k - 1), every
-// row loaded once.  Values only.  The order of a window's sums is fixed by
-// g, so callers align blocks to fixed output rows (results independent of
-// where a chunk starts).
-template <typename T, int K, int G, int NV, typename S>
-static inline __attribute__((always_inline)) void shared_block(typename Traits<T>::Acc *Y, int64_t ys, const S *X,
-                                                               int64_t rs, int64_t k, int64_t x, int g0, int g1) {
+// rs for t < k, NV vectors from value x of each row, each result handed to
+// put(g, x + j * VL, v): a van Herk block of G windows in registers.  Rows
+// G - 1 .. k - 1 (the core) belong to every window; window g adds the suffix
+// of rows g .. G - 2 before it and the prefix of rows k .. k + g - 1 after
+// it, both grown one row at a time: k + 3G - 6 combines for G windows
+// instead of G(k - 1), every row loaded once.  Values only.  The order of a
+// window's sums is fixed by g, so callers align blocks to fixed outputs
+// (results independent of where a chunk starts).  "Rows" are D/H rows
+// (taps_shared) or, C lanes apart, the positions of a W pass.
+template <typename T, int K, int G, int NV, typename S, typename Put>
+static inline __attribute__((always_inline)) void shared_block(const S *X, int64_t rs, int64_t k, int64_t x,
+                                                               Put &&put) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     V suf[G - 1][NV], core[NV], pre[NV];
     auto row = [&](int64_t i, int j) { return load_any<T>(X + i * rs + x + j * VL); };
-    auto put = [&](int g, int j, V v) {
-        if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + x + j * VL, v);
-    };
     for (int j = 0; j < NV; ++j) suf[G - 2][j] = row(G - 2, j);
 #pragma GCC unroll 8
     for (int i = G - 3; i >= 0; --i)
@@ -641,13 +639,13 @@ static inline __attribute__((always_inline)) void shared_block(typename Traits<T
     for (int j = 0; j < NV; ++j) core[j] = row(G - 1, j);
     for (int64_t i = G; i < k; ++i)
         for (int j = 0; j < NV; ++j) core[j] = vcombine<K>(core[j], row(i, j));
-    for (int j = 0; j < NV; ++j) put(0, j, vcombine<K>(suf[0][j], core[j]));
+    for (int j = 0; j < NV; ++j) put(0, x + j * VL, vcombine<K>(suf[0][j], core[j]));
 #pragma GCC unroll 8
     for (int g = 1; g < G; ++g)
         for (int j = 0; j < NV; ++j) {
             const V v = row(k + g - 1, j);
             pre[j] = g == 1 ? v : vcombine<K>(pre[j], v);
-            put(g, j, vcombine<K>(g < G - 1 ? vcombine<K>(suf[g][j], core[j]) : core[j], pre[j]));
+            put(g, x + j * VL, vcombine<K>(g < G - 1 ? vcombine<K>(suf[g][j], core[j]) : core[j], pre[j]));
         }
 }
 template <typename T, int K, int G, typename S>
@@ -658,8 +656,11 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
     static_assert(G >= 2 && G <= 4, "a block shares rows (k >= G >= 2); G * NV accumulators stay in registers");
     constexpr int NV = G >= 3 ? 2 : 4;
     int64_t x = 0;
-    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(Y, ys, X, rs, k, x, g0, g1);
-    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(Y, ys, X, rs, k, x, g0, g1);
+    auto put = [&](int g, int64_t at, typename Vec<T>::V v) {
+        if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + at, v);
+    };
+    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(X, rs, k, x, put);
+    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(X, rs, k, x, put);
     for (; x < n; ++x) {   // the same sums, one value at a time
         Acc suf[G - 1], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
         for (int64_t i = G; i < k; ++i) core = combine<Acc, K>(core, load_one<T>(X[i * rs + x]));

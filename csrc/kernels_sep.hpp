@@ -329,6 +329,19 @@ struct SepPass {
                 return;
             }
             for (int64_t kw = 0; kw < k; ++kw) toff[kw] = kw * d * L;
+            if constexpr (!I && Lanes) {   // C lanes: slide_shared's blocks, from each row's column 0
+                constexpr int G = (int)kShareRows;
+                if (k >= G && d == 1) {
+                    for (int64_t r = 0; r < nr; ++r) {
+                        Acc *y = Y + r * xl * L;
+                        const Acc *x = X + r * xl * L;
+                        int64_t ow = 0;
+                        for (; ow + G <= AW.out; ow += G) taps_shared<T, K, G>(y + ow * L, L, x + ow * L, L, k, L, 0, G);
+                        taps_reduce<T, K, I, Acc>(y + ow * L, Yi, x + ow * L, Xi, toff, k, (AW.out - ow) * L);
+                    }
+                    return;
+                }
+            }
             taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, k, nout);
             return;
         }
@@ -560,12 +573,39 @@ struct SepPass {
             }
         }
     }
+    // C lanes: output columns in blocks of kShareRows from column 0 whose
+    // windows share their columns' loads and partial sums (shared_block
+    // along W: k + 6 combines for four columns instead of 4k - 4).  Returns
+    // the first column left to the tap-by-tap blocks.
+    template <typename Src>
+    int64_t slide_shared(const Src *X, T *__restrict out, Div dh) {
+        typedef typename Vec<T>::V V;
+        constexpr int64_t VL = Vec<T>::lanes;
+        constexpr int G = (int)kShareRows;
+        int64_t ow = 0;
+        for (; ow + G <= AW.out; ow += G) {
+            Div div[G];
+            for (int g = 0; g < G; ++g) div[g] = (Div)(dh * wdiv[ow + g]);
+            T *o = out + ow * L;
+            auto put = [&](int g, int64_t at, V v) {
+                if constexpr (K == kMax) store_as<T, true>(o + g * L + at, v);
+                else if constexpr (K == kAvg) store_as<T>(o + g * L + at, v / ((V){} + div[g]));
+            };
+            const Src *Xo = X + ow * L;
+            int64_t x = 0;
+            for (; x + 2 * VL <= L; x += 2 * VL) shared_block<T, K, G, 2>(Xo, L, AW.k, x, put);
+            if (x < L) shared_block<T, K, G, 1>(Xo, L, AW.k, x, put);
+        }
+        return ow;
+    }
     template <typename Src>
     void slide_row(const Src *X, T *__restrict out, Div dh) {
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr int NV = 4;
         if (Lanes) {
-            for (int64_t ow = 0, x = 0; ow < AW.out; ++ow) {
+            int64_t ow = 0;
+            if (AW.k >= kShareRows) ow = slide_shared(X, out, dh);
+            for (int64_t x = ow * L; ow < AW.out; ++ow) {
                 const Div div_col = dh * wdiv[ow];
                 const int64_t end = x + L;
                 for (; x + NV * VL <= end; x += NV * VL) slide_block<NV>(X, out, x, dh, div_col);

@@ -109,8 +109,8 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
 
 // The W pass of values along a stride-1 undilated axis, by cost in loads (a
 // pass's store and stream counted as kPassLoads): tap by tap, fused with the
-// finish (k loads); factored into two fused passes, windows of `a` taps, then
-// ceil(k / a) (maxima, the last one overlapping) or k / a of those plus the
+// finish (k loads; fewer with C lanes, taps_loads); factored into two fused
+// passes, windows of `a` taps, then ceil(k / a) (maxima, the last one overlapping) or k / a of those plus the
 // k mod a leftover taps (sums): O(a + k / a) loads and two passes more; or
 // sliding passes of `unit` values per position.
 constexpr int64_t kPassLoads = 3;
@@ -118,9 +118,18 @@ static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
     const int64_t b = is_max ? (k + a - 1) / a : k / a;
     return a + b + (is_max ? 0 : k - a * b);
 }
+// Output rows of a block whose stride-1 windows share their rows' loads and
+// partial results (taps_shared); with C lanes (unit > 1) the W pass's taps
+// share output columns the same way from k = kShareRows on: (k + G - 1) / G
+// loads and (k + 3G - 6) / G combines per output, costed as their mean.
+constexpr int64_t kShareRows = 4;
+static inline int64_t taps_loads(int64_t k, int64_t unit) {
+    constexpr int64_t G = kShareRows;
+    return unit > 1 && k >= G ? (2 * k + 4 * G - 7 + 2 * G - 1) / (2 * G) : k;
+}
 enum { kWTaps = 0, kWSlide = 1 };   // w_values_plan: otherwise the factor a > 1
 static inline int64_t w_values_plan(int64_t k, bool is_max, int64_t unit, int64_t *cost = nullptr) {
-    int64_t best = k, plan = kWTaps;
+    int64_t best = taps_loads(k, unit), plan = kWTaps;
     const int64_t slide = slide_passes(k, is_max, unit) * (kPassLoads + 2);
     if (slide < best) { best = slide; plan = kWSlide; }
     for (int64_t a = 2; a * 2 <= k; ++a) {
@@ -161,9 +170,6 @@ static inline bool idx_columns_pay(int64_t rows, int64_t kw, int64_t sw, int64_t
 // at most 64 bytes.
 constexpr int64_t kIdxColumnBytes = (2 * kIdxShareRows + 2) * 4 * 64;
 
-// Output rows of a block whose stride-1 windows share their rows' loads and
-// partial results (taps_shared).
-constexpr int64_t kShareRows = 4;
 
 // Taps k in [0, K) of a window whose tap 0 sits at `start` (dilation d) that
 // land inside [0, n): always a contiguous range [*kb, *ke), possibly empty.

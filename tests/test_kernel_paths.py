@@ -83,6 +83,13 @@ CASES = [
     ("k3x6 avg ceil, rows shared in threes", "AvgPool", (2, 8, 20, 80),
      dict(kernel=[3, 6], pads_begin=[1, 2], pads_end=[1, 3], rounding_type="ceil", exclude_pad=True)),
     ("k2x5 max, rows shared in pairs", "MaxPool", (1, 8, 17, 90), dict(kernel=[2, 5], pads_begin=[0, 2], pads_end=[1, 2])),
+    # NXC W pass: blocks of four output columns share their columns (from
+    # column 0); 24 channels leave one vector after pairs, the last 3 of 31
+    # columns go tap by tap, exclude-pad divisors differ inside a block
+    ("k5x7 s1 avg exclude, W columns shared in fours, 24 channels", "AvgPool", (1, 24, 13, 31),
+     dict(kernel=[5, 7], pads_begin=[2, 3], pads_end=[2, 3], exclude_pad=True)),
+    ("k7x5 s1 max, W columns shared in fours, 24 channels", "MaxPool", (2, 24, 16, 30),
+     dict(kernel=[7, 5], pads_begin=[3, 2], pads_end=[3, 1])),
     ("k7 s1 max, 5 channels", "MaxPool", (1, 5, 19, 70), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
     ("k33x5 max over short rows (H by doubling)", "MaxPool", (1, 3, 50, 60),
      dict(kernel=[33, 5], pads_begin=[16, 2], pads_end=[16, 2])),
