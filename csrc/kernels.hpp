@@ -504,9 +504,13 @@ static inline V vmax_nan(V acc, V v) {
     else m = v > acc ? v : acc;
     return v != v ? v : m;   // a NaN tap takes over; a NaN acc stays
 }
-// combine() on vectors of accumulators.
-template <int K, typename V>
-static inline V vcombine(V acc, V v) { return K == kMax ? vmax_nan(acc, v) : acc + v; }
+// combine() on vectors of accumulators; Nan = false: maxima of operands
+// known to hold no NaN (one instruction for floats, the same result).
+template <int K, bool Nan = true, typename V>
+static inline V vcombine(V acc, V v) {
+    if constexpr (K == kMax && !Nan && (__is_same(V, IsaF32) || __is_same(V, IsaF64))) return isa_max(v, acc);
+    else return K == kMax ? vmax_nan(acc, v) : acc + v;
+}
 
 // Loads one vector of accumulators from a storage-type source (widened) or
 // from an accumulator buffer.
@@ -625,32 +629,42 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
 // window's sums is fixed by g, so callers align blocks to fixed outputs
 // (results independent of where a chunk starts).  "Rows" are D/H rows
 // (taps_shared) or, C lanes apart, the positions of a W pass.
-template <typename T, int K, int G, int NV, typename S, typename Put>
+// Nan = false: maxima without NaN tests, for rows known to hold no NaN or,
+// with Probe, every loaded row also added into *probe, which comes out NaN
+// if any row held a NaN (or both infinities: a false alarm only), so the
+// caller can redo the block with Nan = true.
+template <typename T, int K, int G, int NV, bool Nan = true, bool Probe = !Nan, typename S, typename Put>
 static inline __attribute__((always_inline)) void shared_block(const S *X, int64_t rs, int64_t k, int64_t x,
-                                                               Put &&put) {
+                                                               Put &&put, typename Vec<T>::V *probe = nullptr) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
-    V suf[G - 1][NV], core[NV], pre[NV];
-    auto row = [&](int64_t i, int j) { return load_any<T>(X + i * rs + x + j * VL); };
+    V suf[G - 1][NV], core[NV], pre[NV], sum[NV];
+    auto row = [&](int64_t i, int j) {
+        const V v = load_any<T>(X + i * rs + x + j * VL);
+        if constexpr (Probe) sum[j] = i == G - 2 ? v : sum[j] + v;   // row G - 2 comes first
+        return v;
+    };
     for (int j = 0; j < NV; ++j) suf[G - 2][j] = row(G - 2, j);
 #pragma GCC unroll 8
     for (int i = G - 3; i >= 0; --i)
-        for (int j = 0; j < NV; ++j) suf[i][j] = vcombine<K>(row(i, j), suf[i + 1][j]);
+        for (int j = 0; j < NV; ++j) suf[i][j] = vcombine<K, Nan>(row(i, j), suf[i + 1][j]);
     for (int j = 0; j < NV; ++j) core[j] = row(G - 1, j);
     for (int64_t i = G; i < k; ++i)
-        for (int j = 0; j < NV; ++j) core[j] = vcombine<K>(core[j], row(i, j));
-    for (int j = 0; j < NV; ++j) put(0, x + j * VL, vcombine<K>(suf[0][j], core[j]));
+        for (int j = 0; j < NV; ++j) core[j] = vcombine<K, Nan>(core[j], row(i, j));
+    for (int j = 0; j < NV; ++j) put(0, x + j * VL, vcombine<K, Nan>(suf[0][j], core[j]));
 #pragma GCC unroll 8
     for (int g = 1; g < G; ++g)
         for (int j = 0; j < NV; ++j) {
             const V v = row(k + g - 1, j);
-            pre[j] = g == 1 ? v : vcombine<K>(pre[j], v);
-            put(g, x + j * VL, vcombine<K>(g < G - 1 ? vcombine<K>(suf[g][j], core[j]) : core[j], pre[j]));
+            pre[j] = g == 1 ? v : vcombine<K, Nan>(pre[j], v);
+            put(g, x + j * VL, vcombine<K, Nan>(g < G - 1 ? vcombine<K, Nan>(suf[g][j], core[j]) : core[j], pre[j]));
         }
+    if constexpr (Probe)
+        for (int j = 0; j < NV; ++j) *probe += sum[j];
 }
-template <typename T, int K, int G, typename S>
+template <typename T, int K, int G, bool Nan = true, typename S>
 static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int64_t rs, int64_t k, int64_t n, int g0,
-                        int g1) {
+                        int g1, typename Vec<T>::V *probe = nullptr) {
     typedef typename Traits<T>::Acc Acc;
     constexpr int64_t VL = Vec<T>::lanes;
     static_assert(G >= 2 && G <= 4, "a block shares rows (k >= G >= 2); G * NV accumulators stay in registers");
@@ -659,9 +673,9 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
     auto put = [&](int g, int64_t at, typename Vec<T>::V v) {
         if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + at, v);
     };
-    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV>(X, rs, k, x, put);
-    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1>(X, rs, k, x, put);
-    for (; x < n; ++x) {   // the same sums, one value at a time
+    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV, Nan>(X, rs, k, x, put, probe);
+    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1, Nan>(X, rs, k, x, put, probe);
+    for (; x < n; ++x) {   // the same sums, one value at a time (NaN-aware: only probed)
         Acc suf[G - 1], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
         for (int64_t i = G; i < k; ++i) core = combine<Acc, K>(core, load_one<T>(X[i * rs + x]));
         suf[G - 2] = load_one<T>(X[(G - 2) * rs + x]);
@@ -674,6 +688,7 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
             const Acc a = g < G - 1 ? combine<Acc, K>(suf[g], core) : core;
             if (g >= g0 && g < g1) Y[(g - g0) * ys + x] = g > 0 ? combine<Acc, K>(a, pre) : a;
         }
+        if constexpr (!Nan) (*probe)[0] += combine<Acc, K>(combine<Acc, K>(suf[0], core), pre);
     }
 }
 

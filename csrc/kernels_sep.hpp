@@ -54,6 +54,11 @@ struct SepPass {
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
     int idx_code;             // idx_rows' window (idx_window; 0: the passes instead)
+    // Float maxima: the chunk's stacked rows are known to hold no NaN (every
+    // stacked window shared and probed clean), so the fused W pass compares
+    // without NaN tests.  Set by stack_taps only.
+    static constexpr bool kProbed = K == kMax && !I && (__is_same(Acc, float) || __is_same(Acc, double));
+    bool numbers = false;
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -456,12 +461,55 @@ struct SepPass {
         }
     }
 
+    // stack_taps over stride-1 rows: blocks of g.align output rows, aligned to
+    // output row 0, share their rows' loads and partial results (taps_shared)
+    // when all their windows are full; the rest go tap by tap (with NaN
+    // tests).  Nan = false (float maxima, blocks of 4): the shared blocks
+    // without NaN tests, probed.  Returns kProbeNan when a probe found a NaN
+    // (the caller redoes the chunk), kProbeClean when every stacked row went
+    // through a clean probe, else kProbeSome.
+    enum { kProbeNan, kProbeSome, kProbeClean };
+    template <bool Nan>
+    int shared_stack(Acc *stack, const T *base, int64_t oh0, int64_t oh1, int64_t len, int64_t sv, int64_t xl,
+                      int64_t tmax) {
+        const int64_t grp = g.align, j0 = valid_lo(), s3 = c->ss[3];
+        typename Vec<T>::V probe{};
+        bool probed_all = true;
+        for (int64_t x = 0; x < len; x += sv) {
+            const int64_t m = len - x < sv ? len - x : sv;
+            for (int64_t ob = oh0 - oh0 % grp; ob < oh1; ob += grp) {
+                const int64_t lo = ob > oh0 ? ob : oh0, hi = ob + grp < oh1 ? ob + grp : oh1;
+                bool full = ob + grp <= AH.out;
+                for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[ob + g] - AH.kbeg[ob + g] == AH.k;
+                Acc *y = stack + (lo - oh0) * xl + j0 * L + x;
+                if (full) {
+                    const T *rows = base + x + (ob - AH.pb) * s3;
+                    const int g0 = (int)(lo - ob), g1 = (int)(hi - ob);
+                    if (grp == 4) taps_shared<T, K, 4, Nan>(y, xl, rows, s3, AH.k, m, g0, g1, &probe);
+                    else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m, g0, g1);
+                    else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m, g0, g1);
+                    continue;
+                }
+                probed_all = false;
+                for (int64_t oh = lo; oh < hi; ++oh, y += xl) {
+                    const int64_t nt = AH.kend[oh] - AH.kbeg[oh];
+                    if (nt) taps_pass<T, K>(y, base + x, voff + (oh - oh0) * tmax, nt, m, false);
+                }
+            }
+        }
+        if constexpr (!Nan)
+            for (int64_t l = 0; l < Vec<T>::lanes; ++l)
+                if (probe[l] != probe[l]) return kProbeNan;
+        return Nan || !probed_all ? kProbeSome : kProbeClean;
+    }
+
     // Values: the (d, h) taps of output rows [oh0, oh1) straight from src
     // into the padded rows of `stack` (g.xlen * L values apart).  Dense rows
     // go column strip by column strip, so the src strips of a window stay in
     // L1 across the chunk (in passes of `part` taps, see kTapPart); strided
     // rows go row by row.
     void stack_taps(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, Acc *stack) {
+        numbers = false;
         const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
         const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
@@ -491,32 +539,17 @@ struct SepPass {
         const int64_t len = (j1 - j0) * L;
         // One output row, or windows of one row: no reuse to keep, whole rows.
         const int64_t sv = oh1 - oh0 == 1 || tmax == 1 ? len : kStripValues;
-        // Stride-1 rows: blocks of g.align output rows, aligned to output row
-        // 0, share their rows' loads and partial results (taps_shared) when
-        // all their windows are full; the rest go tap by tap.
         const int64_t grp = g.align;
         if (grp >= 2) {
-            for (int64_t x = 0; x < len; x += sv) {
-                const int64_t m = len - x < sv ? len - x : sv;
-                for (int64_t ob = oh0 - oh0 % grp; ob < oh1; ob += grp) {
-                    const int64_t lo = ob > oh0 ? ob : oh0, hi = ob + grp < oh1 ? ob + grp : oh1;
-                    bool full = ob + grp <= AH.out;
-                    for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[ob + g] - AH.kbeg[ob + g] == AH.k;
-                    Acc *y = stack + (lo - oh0) * xl + j0 * L + x;
-                    if (full) {
-                        const T *rows = base + x + (ob - AH.pb) * s3;
-                        const int g0 = (int)(lo - ob), g1 = (int)(hi - ob);
-                        if (grp == 4) taps_shared<T, K, 4>(y, xl, rows, s3, AH.k, m, g0, g1);
-                        else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m, g0, g1);
-                        else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m, g0, g1);
-                        continue;
-                    }
-                    for (int64_t oh = lo; oh < hi; ++oh, y += xl) {
-                        const int64_t nt = AH.kend[oh] - AH.kbeg[oh];
-                        if (nt) taps_pass<T, K>(y, base + x, voff + (oh - oh0) * tmax, nt, m, false);
-                    }
+            if constexpr (kProbed) {
+                if (Lanes && grp == 4) {
+                    const int probe = shared_stack<false>(stack, base, oh0, oh1, len, sv, xl, tmax);
+                    if (probe == kProbeNan) shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
+                    numbers = probe == kProbeClean;
+                    return;
                 }
             }
+            shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
             return;
         }
         for (int64_t x = 0; x < len; x += sv) {
@@ -576,8 +609,9 @@ struct SepPass {
     // C lanes: output columns in blocks of kShareRows from column 0 whose
     // windows share their columns' loads and partial sums (shared_block
     // along W: k + 6 combines for four columns instead of 4k - 4).  Returns
-    // the first column left to the tap-by-tap blocks.
-    template <typename Src>
+    // the first column left to the tap-by-tap blocks.  Nan = false: the row
+    // holds no NaN (numbers).
+    template <bool Nan, typename Src>
     int64_t slide_shared(const Src *X, T *__restrict out, Div dh) {
         typedef typename Vec<T>::V V;
         constexpr int64_t VL = Vec<T>::lanes;
@@ -593,8 +627,8 @@ struct SepPass {
             };
             const Src *Xo = X + ow * L;
             int64_t x = 0;
-            for (; x + 2 * VL <= L; x += 2 * VL) shared_block<T, K, G, 2>(Xo, L, AW.k, x, put);
-            if (x < L) shared_block<T, K, G, 1>(Xo, L, AW.k, x, put);
+            for (; x + 2 * VL <= L; x += 2 * VL) shared_block<T, K, G, 2, Nan, false>(Xo, L, AW.k, x, put);
+            if (x < L) shared_block<T, K, G, 1, Nan, false>(Xo, L, AW.k, x, put);
         }
         return ow;
     }
@@ -604,7 +638,7 @@ struct SepPass {
         constexpr int NV = 4;
         if (Lanes) {
             int64_t ow = 0;
-            if (AW.k >= kShareRows) ow = slide_shared(X, out, dh);
+            if (AW.k >= kShareRows) ow = numbers ? slide_shared<false>(X, out, dh) : slide_shared<true>(X, out, dh);
             for (int64_t x = ow * L; ow < AW.out; ++ow) {
                 const Div div_col = dh * wdiv[ow];
                 const int64_t end = x + L;
@@ -866,6 +900,7 @@ struct SepPass {
     }
 
     void chunk(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        numbers = false;
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
         } else if (idx_code) {

@@ -297,6 +297,28 @@ def test_strided_nxc_stride_one_rows_match_dense_rows(kind):
     np.testing.assert_array_equal(prim.execute(view), prim.execute(np.ascontiguousarray(view)))
 
 
+@pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
+@pytest.mark.parametrize("nan_at", [None, (20, 22, 5), (0, 10, 63), (33, 0, 0), (17, 44, 31)],
+                         ids=["no NaN", "interior", "first row", "first column", "last column"])
+def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
+    """NXC k7 s1 maxima over chunks of 16 stacked rows: a chunk whose rows are
+    all shared blocks compares without NaN tests when a probe of its src rows
+    finds none, and is redone with them when it does; border chunks keep the
+    tests.  No infinities here, so only a real NaN can trip the probe: one NaN
+    in an interior chunk, a border chunk or a border column comes out exactly
+    where the reference puts it."""
+    x = np.round(np.random.default_rng(5).standard_normal((1, 40, 45, 64)) * 8).astype(NUMPY[dtype])
+    if nan_at is not None:
+        x[(0,) + nan_at] = np.nan
+    attrs = dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs))
+    assert "separable_lanes" in prim.kernel_name
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    got = prim.execute(x).astype(np.float64)
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+    assert np.isnan(got).any() == (nan_at is not None)
+
+
 def test_bf16_average_nan_and_infinities():
     """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
     quiet, with a zero low half): NaN, an infinity, and both infinities in
