@@ -171,8 +171,8 @@ bool doubles(const AxisPlan &ax, bool is_max, int64_t unit) {
 }
 // Values: the rows of a stride-1, undilated axis slide (rows_slide in
 // plan.hpp) instead of going tap by tap.
-bool values_rows_slide(const AxisPlan &ax, bool is_max, int64_t unit) {
-    return ax.s == 1 && ax.d == 1 && rows_slide(ax.k, is_max, unit);
+bool values_rows_slide(const AxisPlan &ax, bool is_max, int64_t unit, int64_t lanes) {
+    return ax.s == 1 && ax.d == 1 && rows_slide(ax.k, is_max, unit, lanes > 1);
 }
 
 // Per-thread working set the separable kernel aims for (about half of L2).
@@ -203,7 +203,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         g.h_dbl = doubles(AW, is_max, lanes);
     }
     g.v_dbl = AD.k == 1 && (with_idx ? doubles(AH, is_max, AW.out * lanes)
-                                     : values_rows_slide(AH, is_max, AW.out * lanes));
+                                     : values_rows_slide(AH, is_max, AW.out * lanes, lanes));
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
@@ -317,7 +317,7 @@ int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5], b
     const int64_t C = p.desc.channels, OWC = AW.out * C;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);
-    const int64_t vcost = AD.k == 1 && values_rows_slide(AH, is_max, OWC) ? slide_passes(AH.k, is_max, OWC)
+    const int64_t vcost = AD.k == 1 && values_rows_slide(AH, is_max, OWC, C) ? slide_passes(AH.k, is_max, OWC)
                                                                           : AD.k * AH.k;
     return 2 * (2 + wcost + vcost) < p.taps ? kSepLanes : kChannelBlock;
 }

@@ -145,11 +145,13 @@ static inline int64_t w_values_plan(int64_t k, bool is_max, int64_t unit, int64_
 // pass costs under kSharedTapsPerPass taps; otherwise rows go tap by tap, a
 // few output rows sharing their loads (taps_shared).  Measured: shared taps
 // took 0.64-0.87 of doubling's time up to k21; at k7 blocks took 0.71 of
-// shared taps' time over NCX rows of 256 and 1.1 over NXC rows of 8192 values.
-constexpr int64_t kMinSlidRows = 7;
+// shared taps' time over NCX rows of 256 and 1.1 over NXC rows of 8192 values
+// (C lanes: from k9 on, where shared taps took 1.14-1.25 of the blocks').
+constexpr int64_t kMinSlidRows = 7, kMinSlidRowsLanes = 9;
 constexpr int64_t kSharedTapsPerPass = 5;
-static inline bool rows_slide(int64_t k, bool is_max, int64_t unit) {
-    return (k >= kMinSlidRows && blocks_win(k, is_max, unit)) || k > kSharedTapsPerPass * doubling_passes(k, is_max);
+static inline bool rows_slide(int64_t k, bool is_max, int64_t unit, bool lanes) {
+    return (k >= (lanes ? kMinSlidRowsLanes : kMinSlidRows) && blocks_win(k, is_max, unit)) ||
+           k > kSharedTapsPerPass * doubling_passes(k, is_max);
 }
 
 // Rows of more input columns than kIdxColumnsMax keep the taps (bounded scratch).
