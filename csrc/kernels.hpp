@@ -507,7 +507,7 @@ static inline V vmax_nan(V acc, V v) {
 // combine() on vectors of accumulators; Nan = false: maxima of operands
 // known to hold no NaN (one instruction for floats, the same result).
 template <int K, bool Nan = true, typename V>
-static inline V vcombine(V acc, V v) {
+static inline __attribute__((always_inline)) V vcombine(V acc, V v) {
     if constexpr (K == kMax && !Nan && (__is_same(V, IsaF32) || __is_same(V, IsaF64))) return isa_max(v, acc);
     else return K == kMax ? vmax_nan(acc, v) : acc + v;
 }
@@ -639,7 +639,7 @@ static inline __attribute__((always_inline)) void shared_block(const S *X, int64
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     V suf[G - 1][NV], core[NV], pre[NV], sum[NV];
-    auto row = [&](int64_t i, int j) {
+    auto row = [&](int64_t i, int j) __attribute__((always_inline)) {
         const V v = load_any<T>(X + i * rs + x + j * VL);
         if constexpr (Probe) sum[j] = i == G - 2 ? v : sum[j] + v;   // row G - 2 comes first
         return v;
