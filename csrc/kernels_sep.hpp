@@ -3,9 +3,10 @@
 // the rows attaining it, so a window reduces axis by axis:
 //   * W pass on padded rows (padding = identity, index -1): tap by tap in one
 //     fused pass (stride phases split first so every tap is a unit-stride
-//     stream) or, for stride 1 without dilation and a large window, in two
-//     fused passes (windows of a taps, then k/a of them) or by doubling
-//     (O(log k) passes), whichever plan.hpp's cost model prefers;
+//     stream; C lanes at stride 1: four output columns sharing their taps as
+//     one van Herk block) or, for stride 1 without dilation and a large
+//     window, in two fused passes (windows of a taps, then k/a of them) or by
+//     doubling (O(log k) passes), whichever plan.hpp's cost model prefers;
 //   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
 //     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
@@ -56,7 +57,8 @@ struct SepPass {
     int idx_code;             // idx_rows' window (idx_window; 0: the passes instead)
     // Float maxima: the chunk's stacked rows are known to hold no NaN (every
     // stacked window shared and probed clean), so the fused W pass compares
-    // without NaN tests.  Set by stack_taps only.
+    // without NaN tests (C lanes only: one lane measured 0.97-0.99, not
+    // worth a redo).  Set by stack_taps only.
     static constexpr bool kProbed = K == kMax && !I && (__is_same(Acc, float) || __is_same(Acc, double));
     bool numbers = false;
 
