@@ -110,9 +110,10 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
 // The W pass of values along a stride-1 undilated axis, by cost in loads (a
 // pass's store and stream counted as kPassLoads): tap by tap, fused with the
 // finish (k loads; fewer with C lanes, taps_loads); factored into two fused
-// passes, windows of `a` taps, then ceil(k / a) (maxima, the last one overlapping) or k / a of those plus the
-// k mod a leftover taps (sums): O(a + k / a) loads and two passes more; or
-// sliding passes of `unit` values per position.
+// passes, windows of `a` taps, then ceil(k / a) (maxima, the last one
+// overlapping) or k / a of those plus the k mod a leftover taps (sums):
+// O(a + k / a) loads and two passes more; or sliding passes of `unit` values
+// per position.
 constexpr int64_t kPassLoads = 3;
 static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
     const int64_t b = is_max ? (k + a - 1) / a : k / a;
@@ -121,11 +122,13 @@ static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
 // Output rows of a block whose stride-1 windows share their rows' loads and
 // partial results (taps_shared); with C lanes (unit > 1) the W pass's taps
 // share output columns the same way from k = kShareRows on: (k + G - 1) / G
-// loads and (k + 3G - 6) / G combines per output, costed as their mean.
+// loads and (k + 3G - 6) / G combines per output, costed as their mean
+// (rounded up).
 constexpr int64_t kShareRows = 4;
 static inline int64_t taps_loads(int64_t k, int64_t unit) {
     constexpr int64_t G = kShareRows;
-    return unit > 1 && k >= G ? (2 * k + 4 * G - 7 + 2 * G - 1) / (2 * G) : k;
+    const int64_t twice_mean_g = (k + G - 1) + (k + 3 * G - 6);   // 2G times the mean
+    return unit > 1 && k >= G ? (twice_mean_g + 2 * G - 1) / (2 * G) : k;
 }
 enum { kWTaps = 0, kWSlide = 1 };   // w_values_plan: otherwise the factor a > 1
 static inline int64_t w_values_plan(int64_t k, bool is_max, int64_t unit, int64_t *cost = nullptr) {
