@@ -137,6 +137,24 @@ def test_settling_waits_for_a_worker_to_stop_using_cpu_time(monkeypatch):
     assert next(ticks) < 20         # gave up after about ten polls
 
 
+def test_every_timed_sample_follows_untimed_calls(monkeypatch):
+    """In process as in the workers: a 1-thread sample of one call must not time a cold cache."""
+    from dnnpool.bench import isolation
+    from dnnpool.bench.peers import base
+    seen = []
+    original = base.Prepared.sample
+
+    def recording(self, count, warm_up_seconds=0.0):
+        seen.append(warm_up_seconds)
+        return original(self, count, warm_up_seconds)
+
+    monkeypatch.setattr(base.Prepared, "sample", recording)
+    record = run_benchmark(**dict(TINY, peers_only=[], isolate="never"))["results"][0]
+    assert record["isolated"] is False
+    timed = [w for w in seen if w > 0]
+    assert timed == [isolation.WARM_UP_SECONDS] * TINY["repeat"]
+
+
 def test_a_variant_no_engine_can_run_has_no_timings():
     from dnnpool.bench import runner
     assert runner._time_all({}, dict(runner.QUICK)) == {}

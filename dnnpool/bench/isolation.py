@@ -9,7 +9,7 @@ own, kept for the whole run; the parent still interleaves the samples, and each 
 inside the engine's process, so pipes and pickling are never timed.  What is left is the
 previous engine's workers spinning down after its sample (ONNX Runtime's for about 50 ms):
 the parent waits until that worker uses no CPU time (settle, at most SETTLE_LIMIT_SECONDS),
-and each isolated sample then begins with WARM_UP_SECONDS of untimed calls, which wake the
+and each sample then begins with WARM_UP_SECONDS of untimed calls, which wake the
 engine's own workers.  (A plain sleep between samples, --gap, lets every engine's workers
 park, and each sample then measures the wake-up.)
 """

@@ -4,9 +4,12 @@ Per variant every engine gets the same input, is checked once against dnnpool's 
 timed round-robin (multi-threaded variants with every engine in a worker process of its own,
 see isolation.py): repetition r runs the engines in an order rotated by r, so drift (turbo,
 other load, cache state) spreads evenly. Each sample runs an engine enough times back to back
-to last about ``sample_seconds``; the reported time is the median sample per call. Unless the
-caller fixes ``repeat``, a variant whose slowest engine would make the repetitions outlast
-``budget_seconds`` gets fewer of them (never below MIN_REPEAT).
+to last about ``sample_seconds``, after WARM_UP_SECONDS of untimed calls: the engine before it
+evicted the caches, and without them a 1-thread sample of one call would time a cold start
+where the isolated, warmed 2-thread samples time the steady state. The reported time is the
+median sample per call. Unless the caller fixes ``repeat``, a variant whose slowest engine
+would make the repetitions outlast ``budget_seconds`` gets fewer of them (never below
+MIN_REPEAT).
 """
 import math
 import os
@@ -196,7 +199,7 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
     prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
-        samples = _time_all(prepared, settings, WARM_UP_SECONDS if workers is not None else 0.0)
+        samples = _time_all(prepared, settings, WARM_UP_SECONDS)
     finally:
         for engine in prepared.values():
             engine.close()
