@@ -252,11 +252,15 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.chunk < 1) g.chunk = 1;
     }
     // Values stacked tap by tap (stack_taps) over stride-1 rows: chunks of
-    // whole blocks of shared windows, so a block is computed once.
+    // whole blocks of shared windows, so a block is computed once.  A chunk
+    // below one block (rows too long for the budget) grows to one: sep_rows
+    // ends a chunk at a block boundary, and a smaller one would never get
+    // past its first block's start.  The buffers below follow g.chunk.
     g.align = 1;
     if (!with_idx && !g.v_dbl && AD.k == 1 && AH.s == 1 && AH.d == 1 && AH.k >= 2) {
         g.align = AH.k < kShareRows ? AH.k : kShareRows;
-        if (g.chunk > g.align && g.chunk < AH.out) g.chunk -= g.chunk % g.align;
+        if (g.chunk < AH.out) g.chunk = g.chunk < g.align ? g.align : g.chunk - g.chunk % g.align;
+        if (g.chunk > AH.out) g.chunk = AH.out;
     }
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.

@@ -353,6 +353,51 @@ def test_long_line_running_precision():
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
 
 
+# Stride-1 rows longer than the stacked rows' budget (256 KB per thread): the
+# planner once let such a chunk be shorter than one block of shared windows,
+# and the row loop then never got past a block's start (a hang).
+LONG_ROWS = [
+    ("NCX", "MaxPool", (1, 1, 6, 17000), 5, {}),
+    ("NCX", "AvgPool", (1, 1, 6, 17000), 3, dict(exclude_pad=True)),
+    ("NCX", "MaxPool", (1, 1, 5, 17000), 2, {}),
+    ("NXC", "MaxPool", (1, 256, 9, 60), 7, {}),
+    ("NXC", "AvgPool", (1, 256, 10, 64), 5, dict(exclude_pad=True)),
+]
+_LONG_ROWS_CHILD = """
+import json, sys, numpy as np, dnnpool as dp
+for path in sys.argv[1:]:
+    case = json.load(open(path + ".json"))
+    pd = dp.PoolingDesc(case.pop("kind"), src_shape=tuple(case.pop("shape")), **case)
+    np.save(path + ".out.npy", dp.Pooling(pd, num_threads=1).execute(np.load(path + ".npy")))
+"""
+
+
+def test_rows_longer_than_the_stacking_budget(tmp_path):
+    """Run in a child with a time limit, so a hang fails the test instead of the suite."""
+    import json
+    cases = []
+    for i, (layout, kind, shape, k, more) in enumerate(LONG_ROWS):
+        nd = len(shape) - 2
+        attrs = dict(kernel=[k] * nd, pads_begin=[k // 2] * nd, pads_end=[(k - 1) // 2] * nd, **more)
+        x = make_input(kind, shape, "f32", seed=i)
+        if layout == "NXC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        path = str(tmp_path / f"case{i}")
+        np.save(path + ".npy", x)
+        with open(path + ".json", "w") as f:
+            json.dump(dict(attrs, kind=kind, shape=x.shape, data_format=layout), f)
+        cases.append((path, x, kind, dict(attrs, kind=kind, data_format=layout)))
+    run = run_python(["-c", _LONG_ROWS_CHILD, *[c[0] for c in cases]], timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for path, x, kind, attrs in cases:
+        got = np.load(path + ".out.npy")
+        want, _ = reference.padded_formulation(x, attrs)
+        if kind == "MaxPool":
+            np.testing.assert_array_equal(got, want.astype(np.float32))
+        else:
+            np.testing.assert_allclose(got, want, rtol=0, atol=tolerance("f32", x))
+
+
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_quantized_paths_match_reference(dtype, layout):
