@@ -58,7 +58,7 @@ struct SepPass {
     // Float maxima: the chunk's stacked rows are known to hold no NaN (every
     // stacked window shared and probed clean), so the fused W pass compares
     // without NaN tests (C lanes only: one lane measured 0.97-0.99, not
-    // worth a redo).  Set by stack_taps only.
+    // worth a redo).  Cleared by chunk(), set by stack_taps only.
     static constexpr bool kProbed = K == kMax && !I && (__is_same(Acc, float) || __is_same(Acc, double));
     bool numbers = false;
 
@@ -511,7 +511,6 @@ struct SepPass {
     // L1 across the chunk (in passes of `part` taps, see kTapPart); strided
     // rows go row by row.
     void stack_taps(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, Acc *stack) {
-        numbers = false;
         const int64_t kd0 = AD.kbeg[od], planes = AD.kend[od] - kd0;
         const int64_t id0 = od * AD.s - AD.pb + kd0 * AD.d;
         const int64_t xl = g.xlen * L, tmax = AD.k * AH.k, j0 = valid_lo(), j1 = valid_hi();
