@@ -512,6 +512,19 @@ static inline __attribute__((always_inline)) V vcombine(V acc, V v) {
     else return K == kMax ? vmax_nan(acc, v) : acc + v;
 }
 
+// Values from p on, loaded a vector (Vec<T>::lanes of S) at a time: the
+// first index whose load splits no cache line, or 0 when that leaves no whole
+// vector within n (or p is not even aligned to S).  numpy aligns arrays to 16
+// bytes only (large ones 16 bytes past a page), and split loads cost the
+// shared H pass up to a third more time.
+template <typename T, typename S>
+static inline int64_t aligned_head(const S *p, int64_t n) {
+    constexpr uintptr_t LB = Vec<T>::lanes * sizeof(S);   // bytes per load
+    const uintptr_t a = (uintptr_t)p;
+    const int64_t x = a % sizeof(S) ? 0 : (int64_t)((LB - a % LB) % LB / sizeof(S));
+    return x + Vec<T>::lanes > n ? 0 : x;
+}
+
 // Loads one vector of accumulators from a storage-type source (widened) or
 // from an accumulator buffer.
 template <typename T, typename S>

@@ -289,13 +289,10 @@ __attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, 
                      typename Traits<T>::Acc *P, T *__restrict o, int64_t n, typename AvgOut<T, K>::Div div,
                      int32_t nvalid, QParams q) {
     constexpr int64_t VL = Vec<T>::lanes;
-    constexpr uintptr_t LB = VL * sizeof(T);   // bytes per src load
     if constexpr (KW != 0) kw = KW;
     const int64_t span = (kw - 1) * step;
     taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
-    const uintptr_t a0 = (uintptr_t)(X + roff[0] + span);
-    int64_t x = a0 % sizeof(T) ? 0 : (int64_t)((LB - a0 % LB) % LB / sizeof(T));
-    if (x + VL > n) x = 0;
+    int64_t x = aligned_head<T>(X + roff[0] + span, n);
     if (x) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, 0, div, nvalid, q);
     for (; x + kFlatVecs * VL <= n; x += kFlatVecs * VL)
         flat_block<T, K, KW, kFlatVecs>(X, roff, nrows, kw, step, P, o, x, div, nvalid, q);

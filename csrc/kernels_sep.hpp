@@ -477,8 +477,16 @@ struct SepPass {
         const int64_t grp = g.align, j0 = valid_lo(), s3 = c->ss[3];
         typename Vec<T>::V probe{};
         bool probed_all = true;
-        for (int64_t x = 0; x < len; x += sv) {
-            const int64_t m = len - x < sv ? len - x : sv;
+        // Long rows start their blocks at the first aligned src value, behind
+        // one head vector they overlap (the same windows again, the same bits
+        // stored twice); the first strip takes the values up to it too, so
+        // that happens once per row.  Rows of 128 or less lose more to the
+        // extra vector than the aligned loads win.
+        constexpr int64_t VL = Vec<T>::lanes;
+        const int64_t lead = sv < len && len >= 32 * VL ? aligned_head<T>(base, len) : 0;
+        for (int64_t x = 0, m; x < len; x += m) {
+            m = x == 0 ? sv + lead : sv;
+            if (m > len - x) m = len - x;
             for (int64_t ob = oh0 - oh0 % grp; ob < oh1; ob += grp) {
                 const int64_t lo = ob > oh0 ? ob : oh0, hi = ob + grp < oh1 ? ob + grp : oh1;
                 bool full = ob + grp <= AH.out;
@@ -487,9 +495,17 @@ struct SepPass {
                 if (full) {
                     const T *rows = base + x + (ob - AH.pb) * s3;
                     const int g0 = (int)(lo - ob), g1 = (int)(hi - ob);
-                    if (grp == 4) taps_shared<T, K, 4, Nan>(y, xl, rows, s3, AH.k, m, g0, g1, &probe);
-                    else if (grp == 3) taps_shared<T, K, 3>(y, xl, rows, s3, AH.k, m, g0, g1);
-                    else taps_shared<T, K, 2>(y, xl, rows, s3, AH.k, m, g0, g1);
+                    auto shared = [&](int64_t at, int64_t cnt) {
+                        if (grp == 4) taps_shared<T, K, 4, Nan>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1, &probe);
+                        else if (grp == 3) taps_shared<T, K, 3>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1);
+                        else taps_shared<T, K, 2>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1);
+                    };
+                    // The head vector; the values after it; a last vector
+                    // overlapping the one before instead of a scalar tail.
+                    const int64_t head = x == 0 ? lead : 0, tail = m - head >= VL ? (m - head) % VL : 0;
+                    if (head) shared(0, VL);
+                    shared(head, m - head - tail);
+                    if (tail) shared(m - VL, VL);
                     continue;
                 }
                 probed_all = false;
@@ -607,7 +623,8 @@ struct SepPass {
             }
         }
     }
-    // C lanes: output columns in blocks of kShareRows from column 0 whose
+    // C lanes: output columns in blocks of kShareRows from column 0 (as in
+    // horizontal's stacked W pass: the same bits whichever pass runs) whose
     // windows share their columns' loads and partial sums (shared_block
     // along W: k + 6 combines for four columns instead of 4k - 4).  Returns
     // the first column left to the tap-by-tap blocks.  Nan = false: the row

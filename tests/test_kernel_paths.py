@@ -319,6 +319,46 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     assert np.isnan(got).any() == (nan_at is not None)
 
 
+def _placed(x, offset):
+    """A copy of x whose data starts `offset` bytes past a 64-byte boundary."""
+    raw = np.empty(x.nbytes + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    y = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    y[...] = x
+    return y
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind,layout,shape,k", [
+    ("MaxPool", "NXC", (1, 24, 13, 20), 7),    # channel rows of 96 bytes: every column placed differently
+    ("AvgPool", "NXC", (1, 64, 12, 9), 5),
+    ("MaxPool", "NCX", (1, 2, 11, 150), 5),    # rows of 150: a last vector overlapping the one before
+    ("AvgPool", "NCX", (2, 1, 9, 203), 4),
+])
+def test_shared_rows_whatever_the_src_placement(kind, layout, shape, k, dtype):
+    """The shared H pass starts long rows' blocks where src loads are aligned,
+    behind a head vector they overlap, and ends them with a vector overlapping
+    the one before: the same windows at every placement of src, the same bits."""
+    x = make_input(kind, shape, dtype, seed=11)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    attrs = dict(kernel=[k, k], pads_begin=[k // 2] * 2, pads_end=[(k - 1) // 2] * 2,
+                 **(dict(exclude_pad=True) if kind == "AvgPool" else {}))
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, **attrs), num_threads=1)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
+    first = prim.execute(_placed(x, 0)).astype(np.float64)
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(first, want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        np.testing.assert_allclose(first, want, rtol=0, atol=tolerance(dtype, x)
+                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    other = make_input(kind, shape, dtype, seed=12).reshape(x.shape)
+    for offset in range(x.itemsize, 64, x.itemsize):
+        prim.execute(_placed(other, 0))   # scratch left holding another input's rows
+        got = prim.execute(_placed(x, offset)).astype(np.float64)
+        np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
+
+
 def test_bf16_average_nan_and_infinities():
     """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
     quiet, with a zero low half): NaN, an infinity, and both infinities in
