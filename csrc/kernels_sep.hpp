@@ -480,8 +480,8 @@ struct SepPass {
         // Long rows start their blocks at the first aligned src value, behind
         // one head vector they overlap (the same windows again, the same bits
         // stored twice); the first strip takes the values up to it too, so
-        // that happens once per row.  Rows of 128 or less lose more to the
-        // extra vector than the aligned loads win.
+        // that happens once per row.  Rows under 32 vectors (NCX rows of 128)
+        // lose more to the extra vector than the aligned loads win.
         constexpr int64_t VL = Vec<T>::lanes;
         const int64_t lead = sv < len && len >= 32 * VL ? aligned_head<T>(base, len) : 0;
         for (int64_t x = 0, m; x < len; x += m) {
