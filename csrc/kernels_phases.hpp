@@ -66,28 +66,35 @@ __attribute__((always_inline)) static inline V in_order(V r, LaneSeq<I...>) {
     else return r;
 }
 
-// Tap kw of VL outputs whose windows start at p, p + S, ... (Src: the
-// storage type T, widened on load, or accumulators).
-template <typename T, int S, int KW_AT, typename Src>
-__attribute__((always_inline)) static inline typename Vec<T>::V strided_tap(const Src *p) {
+// Vector j of the VL values from `base` past a block's first window start:
+// one row's (Src: the storage type T, widened on load, or accumulators), or
+// (SepPass::direct_rows) several rows' combined per load.
+template <typename T, typename Src>
+__attribute__((always_inline)) static inline auto row_load(const Src *p) {
+    return [p](int64_t base, int j) __attribute__((always_inline)) { return load_any<T>(p + base + j * Vec<T>::lanes); };
+}
+
+// Tap kw of VL outputs whose windows start at 0, S, ... of `ld`.
+template <typename T, int S, int KW_AT, typename Load>
+__attribute__((always_inline)) static inline typename Vec<T>::V strided_tap(const Load &ld) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     constexpr int64_t base = KW_AT / S * S;   // taps past the stride read the next phase group
     V v[S];
-    for (int j = 0; j < S; ++j) v[j] = load_any<T>(p + base + j * VL);
+    for (int j = 0; j < S; ++j) v[j] = ld(base, j);
     return phase_lanes<S, KW_AT % S, typename Traits<T>::Acc>(v, LaneIdx<VL>{});
 }
 
 // The windows of KW taps (in tap order) of VL outputs at stride S, in order.
-// Reads the S * VL values from p (and S more when KW > S).
-template <typename T, int K, int S, int KW, typename Src>
-__attribute__((always_inline)) static inline typename Vec<T>::V strided_windows(const Src *p) {
+// Reads the S * VL values from 0 (and S more when KW > S).
+template <typename T, int K, int S, int KW, typename Load>
+__attribute__((always_inline)) static inline typename Vec<T>::V strided_windows(const Load &ld) {
     typedef typename Vec<T>::V V;
     static_assert(S >= 1 && S <= 4 && KW >= 1 && KW <= 4, "small windows only");
-    V r = strided_tap<T, S, 0>(p);
-    if constexpr (KW > 1) r = vcombine<K>(r, strided_tap<T, S, 1>(p));
-    if constexpr (KW > 2) r = vcombine<K>(r, strided_tap<T, S, 2>(p));
-    if constexpr (KW > 3) r = vcombine<K>(r, strided_tap<T, S, 3>(p));
+    V r = strided_tap<T, S, 0>(ld);
+    if constexpr (KW > 1) r = vcombine<K>(r, strided_tap<T, S, 1>(ld));
+    if constexpr (KW > 2) r = vcombine<K>(r, strided_tap<T, S, 2>(ld));
+    if constexpr (KW > 3) r = vcombine<K>(r, strided_tap<T, S, 3>(ld));
     return in_order<S, typename Traits<T>::Acc>(r, LaneIdx<Vec<T>::lanes>{});
 }
 
@@ -102,7 +109,7 @@ __attribute__((always_inline)) static inline void strided_idx_taps(const T *p, i
                                                                    typename IdxVec<typename Traits<T>::Acc>::M &off) {
     typedef IdxVec<typename Traits<T>::Acc> IV;
     if constexpr (J < KW) {
-        const typename Vec<T>::V b = strided_tap<T, S, J>(p);
+        const typename Vec<T>::V b = strided_tap<T, S, J>(row_load<T>(p));
         const typename IV::M take = IV::wins(acc, b);
         acc = take ? b : acc;
         off = take ? typename IV::M{} + (typename IV::Lane)(off0 + J * istep) : off;

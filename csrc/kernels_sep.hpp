@@ -54,7 +54,7 @@ struct SepPass {
     bool all_w;               // every output column sees an input element
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
-    int idx_code;             // idx_rows' window (idx_window; 0: the passes instead)
+    int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
     // Float maxima: the chunk's stacked rows are known to hold no NaN (every
     // stacked window shared and probed clean), so the fused W pass compares
     // without NaN tests (C lanes only: one lane measured 0.97-0.99, not
@@ -98,7 +98,7 @@ struct SepPass {
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
         part = strip_part();
         fused = fused_window();
-        idx_code = idx_window();
+        direct_code = direct_window();
     }
 
     // The W pass and the finish in registers (finish_rows), for values whose
@@ -125,32 +125,55 @@ struct SepPass {
         return AW.s == 1 && !g.h_fact && !g.h_dbl ? kSlideRow : 0;
     }
 
-    // Indices over one lane with a small strided window (fused_window's
-    // codes) over dense rows: idx_rows, straight from src, when the offsets
-    // of a window's taps from its first one fit the value lanes.
-    int idx_window() const {
+    // Output columns [lo, hi] where direct_rows' vector blocks may start:
+    // windows that start inside the row and whose S * VL (+ S) loads end
+    // inside it (none when lo > hi).
+    void block_starts(int64_t S, int64_t KW, int64_t &lo, int64_t &hi) const {
+        const int64_t reach = S * Vec<T>::lanes + (KW - 1) / S * S, pw = AW.pb;
+        lo = (pw + S - 1) / S;
+        hi = AW.in - reach + pw >= 0 ? (AW.in - reach + pw) / S : -1;
+    }
+    // One lane, a small strided window (fused_window's codes) over dense
+    // rows: direct_rows, straight from src.  Indices when the offsets of a
+    // window's taps from its first one fit the value lanes.  Values when
+    // vector blocks cover every output column (no W padding: the scalar
+    // columns' data-dependent branches cost resnet50's k3 s2 p1 2.7 times
+    // the stacked passes' time) and no pass shares rows between output rows
+    // (stack_taps' shared blocks, the sliding D/H passes).
+    int direct_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
-        if (!I || Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1 || c->xs[4] != 1) return 0;
-        return IdxVec<Acc>::offsets_fit(c) ? small_strided_code() : 0;
+        if (Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1) return 0;
+        const int code = small_strided_code();
+        if constexpr (I) {
+            return c->xs[4] == 1 && IdxVec<Acc>::offsets_fit(c) ? code : 0;
+        } else {
+            if (K == kQAvg || g.align >= 2 || g.v_dbl || g.vstream || !code) return 0;
+            int64_t lo, hi;
+            block_starts(code >> 4, code & 15, lo, hi);
+            return lo == 0 && hi >= AW.out - VL ? code : 0;
+        }
     }
 
-    // Indices, one lane (idx_window): output rows [oh0, oh1) straight from
-    // src.  Blocks of VL output columns whose loads stay inside the row take
-    // the window's (d, h) rows in order and each row's KW taps by
-    // strided_idx_taps (the last block overlaps the one before); the other
-    // columns go one by one, the same rule (right_wins) in the same order.
+    // One lane (direct_window): output rows [oh0, oh1) straight from src.
+    // Blocks of VL output columns whose loads stay inside the row (the last
+    // overlapping the one before) cover the middle; the other columns go one
+    // by one, in the same order.  Values combine the window's (d, h) rows
+    // per load, then its KW taps: the stacked passes' order, the same bits.
+    // Indices take the rows in order and each row's KW taps
+    // (strided_idx_taps), so the first maximum in row-major order wins
+    // (right_wins).
     template <int S, int KW>
-    void idx_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+    void direct_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
         typedef IdxVec<Acc> IV;
         constexpr int64_t VL = Vec<T>::lanes;
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         const int64_t ibase = n * c->is[0] + ch * c->is[1], is4 = c->is[4], pw = AW.pb;
         int64_t *roff = toff, *ridx = voff;   // the window's (d, h) rows: src offsets, index values
-        // Vector blocks start at [lo, hi]: windows that start inside the row
-        // and whose S * VL (+ S) loads end inside it.
-        const int64_t lo = (pw + S - 1) / S, reach = S * VL + (KW - 1) / S * S;
-        const int64_t hi = AW.in - reach + pw >= 0 ? (AW.in - reach + pw) / S : -1;
+        const QParams q(c);
+        int64_t lo, hi;
+        block_starts(S, KW, lo, hi);
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t nrows = window_rows(c, od, oh, roff, ridx);
             if (nrows == 0) {
@@ -158,21 +181,39 @@ struct SepPass {
                 continue;
             }
             T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
-            int64_t *xo = c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3];
+            int64_t *xo = I ? c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3] : nullptr;
+            const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             int64_t done_lo = AW.out, done_hi = AW.out;   // columns the blocks covered
             if (lo <= hi) {
                 done_lo = lo;
                 for (int64_t ow = lo;; ow += VL) {
                     if (ow > hi) ow = hi;
-                    const T *p = src_nc + roff[0] + ow * S - pw;
-                    V acc = strided_tap<T, S, 0>(p);
-                    typename IV::M off = typename IV::M{};
-                    strided_idx_taps<T, S, KW, 1>(p, 0, is4, acc, off);
-                    for (int64_t r = 1; r < nrows; ++r)
-                        strided_idx_taps<T, S, KW, 0>(src_nc + roff[r] + ow * S - pw, ridx[r] - ridx[0], is4, acc, off);
-                    store_as<T, true>(o + ow, in_order<S, Acc>(acc, LaneIdx<VL>{}));
-                    IV::store_offsets(xo + ow, in_order<S, Acc>(off, LaneIdx<VL>{}),
-                                      ibase + ridx[0] + (ow * S - pw) * is4, S * is4);
+                    const T *p = src_nc + ow * S - pw;
+                    if constexpr (I) {
+                        V acc = strided_tap<T, S, 0>(row_load<T>(p + roff[0]));
+                        typename IV::M off = typename IV::M{};
+                        strided_idx_taps<T, S, KW, 1>(p + roff[0], 0, is4, acc, off);
+                        for (int64_t r = 1; r < nrows; ++r)
+                            strided_idx_taps<T, S, KW, 0>(p + roff[r], ridx[r] - ridx[0], is4, acc, off);
+                        store_as<T, true>(o + ow, in_order<S, Acc>(acc, LaneIdx<VL>{}));
+                        IV::store_offsets(xo + ow, in_order<S, Acc>(off, LaneIdx<VL>{}),
+                                          ibase + ridx[0] + (ow * S - pw) * is4, S * is4);
+                    } else if constexpr (K != kQAvg) {   // (never called for quantized averages)
+                        // The rows combined once per load: S vectors from each
+                        // tap offset that is a multiple of S (the taps' bases).
+                        constexpr int NB = (KW - 1) / S + 1;
+                        V cols[NB][S];
+                        for (int b = 0; b < NB; ++b)
+                            for (int j = 0; j < S; ++j) cols[b][j] = load_any<T>(p + roff[0] + b * S + j * VL);
+                        for (int64_t r = 1; r < nrows; ++r)
+                            for (int b = 0; b < NB; ++b)
+                                for (int j = 0; j < S; ++j)
+                                    cols[b][j] = vcombine<K>(cols[b][j], load_any<T>(p + roff[r] + b * S + j * VL));
+                        auto rows = [&](int64_t base, int j) __attribute__((always_inline)) { return cols[base / S][j]; };
+                        const V v = strided_windows<T, K, S, KW>(rows);
+                        if constexpr (K == kMax) store_as<T, true>(o + ow, v);
+                        else store_as<T>(o + ow, v / (dh * *(const VU *)(wdiv + ow)));
+                    }
                     done_hi = ow + VL;
                     if (ow == hi) break;
                 }
@@ -181,15 +222,26 @@ struct SepPass {
                 if (ow == done_lo) ow = done_hi;
                 if (ow >= AW.out) break;
                 const int64_t kw0 = AW.kbeg[ow], kw1 = AW.kend[ow], iw0 = ow * S - pw;
-                Acc acc = Traits<T>::max_init();
-                int64_t arg = -1;
-                for (int64_t r = 0; r < nrows; ++r)
+                if constexpr (I) {
+                    Acc acc = Traits<T>::max_init();
+                    int64_t arg = -1;
+                    for (int64_t r = 0; r < nrows; ++r)
+                        for (int64_t kw = kw0; kw < kw1; ++kw) {
+                            const Acc v = Traits<T>::load(src_nc[roff[r] + iw0 + kw]);
+                            if (right_wins(acc, arg, v)) { acc = v; arg = ibase + ridx[r] + (iw0 + kw) * is4; }
+                        }
+                    o[ow] = arg >= 0 ? Traits<T>::store(acc) : Traits<T>::lowest();
+                    xo[ow] = arg;
+                } else {
+                    Acc acc = identity<T, K>();
                     for (int64_t kw = kw0; kw < kw1; ++kw) {
-                        const Acc v = Traits<T>::load(src_nc[roff[r] + iw0 + kw]);
-                        if (right_wins(acc, arg, v)) { acc = v; arg = ibase + ridx[r] + (iw0 + kw) * is4; }
+                        Acc col = Traits<T>::load(src_nc[roff[0] + iw0 + kw]);
+                        for (int64_t r = 1; r < nrows; ++r) col = combine<Acc, K>(col, Traits<T>::load(src_nc[roff[r] + iw0 + kw]));
+                        acc = kw == kw0 ? col : combine<Acc, K>(acc, col);
                     }
-                o[ow] = arg >= 0 ? Traits<T>::store(acc) : Traits<T>::lowest();
-                xo[ow] = arg;
+                    if constexpr (K == kMax) o[ow] = kw1 > kw0 ? Traits<T>::store(acc) : Traits<T>::lowest();
+                    else o[ow] = AvgOut<T, K>::make(acc, dh * wdiv[ow], (int32_t)(nrows * wcnt[ow]), q);
+                }
             }
         }
     }
@@ -590,7 +642,7 @@ struct SepPass {
         const int64_t last = AW.out - VL;
         for (int64_t ow = 0;; ow += VL) {
             if (ow > last) ow = last;
-            const typename Vec<T>::V v = strided_windows<T, K, S, KW>(X + ow * S);
+            const typename Vec<T>::V v = strided_windows<T, K, S, KW>(row_load<T>(X + ow * S));
             if constexpr (K == kMax) store_as<T, true>(out + ow, v);
             else if constexpr (K == kAvg) store_as<T>(out + ow, v / (dh * *(const VU *)(wdiv + ow)));
             if (ow == last) break;
@@ -921,14 +973,14 @@ struct SepPass {
         numbers = false;
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
-        } else if (idx_code) {
-            switch (idx_code) {
-            case 0x12: idx_rows<1, 2>(n, ch, od, oh0, oh1); break;
-            case 0x13: idx_rows<1, 3>(n, ch, od, oh0, oh1); break;
-            case 0x22: idx_rows<2, 2>(n, ch, od, oh0, oh1); break;
-            case 0x23: idx_rows<2, 3>(n, ch, od, oh0, oh1); break;
-            case 0x33: idx_rows<3, 3>(n, ch, od, oh0, oh1); break;
-            default: idx_rows<4, 4>(n, ch, od, oh0, oh1); break;
+        } else if (direct_code) {
+            switch (direct_code) {
+            case 0x12: direct_rows<1, 2>(n, ch, od, oh0, oh1); break;
+            case 0x13: direct_rows<1, 3>(n, ch, od, oh0, oh1); break;
+            case 0x22: direct_rows<2, 2>(n, ch, od, oh0, oh1); break;
+            case 0x23: direct_rows<2, 3>(n, ch, od, oh0, oh1); break;
+            case 0x33: direct_rows<3, 3>(n, ch, od, oh0, oh1); break;
+            default: direct_rows<4, 4>(n, ch, od, oh0, oh1); break;
             }
         } else if (!I && g.vstream) {
             chunk_vstream(n, ch, od, oh0, oh1);

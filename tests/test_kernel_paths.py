@@ -50,6 +50,15 @@ CASES = [
     ("3d k3 s2 p1 max, wide rows", "MaxPool", (1, 2, 5, 6, 70),
      dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ("k2 s2 1d max straight from src rows", "MaxPool", (2, 5, 75), dict(kernel=[2], strides=[2])),
+    # ... and unpadded along W, whole windows straight from src rows: the
+    # window's (d, h) rows combined per load, then its taps
+    ("k3 s2 avg exclude ceil, unpadded W, rows clipped at the H border", "AvgPool", (1, 3, 12, 81),
+     dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 0], exclude_pad=True, rounding_type="ceil")),
+    ("k2x4 s3x4 avg, rows dilated along H, padding counted", "AvgPool", (1, 2, 17, 64),
+     dict(kernel=[2, 4], strides=[3, 4], dilations=[2, 1], pads_begin=[1, 0], pads_end=[1, 0])),
+    ("3d k2 s2 max, depth rows straight from src", "MaxPool", (1, 3, 6, 7, 66),
+     dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
+    ("k3 s3 max, unpadded rows", "MaxPool", (2, 2, 9, 75), dict(kernel=[3, 3], strides=[3, 3])),
     ("k3 s2 1d avg unpadded (windows past the stride)", "AvgPool", (2, 3, 81), dict(kernel=[3], strides=[2])),
     ("large window k15 avg exclude", "AvgPool", (1, 3, 40, 45),
      dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7], exclude_pad=True)),
@@ -248,6 +257,38 @@ def test_strided_ncx_rows_streamed_match_dense_rows(kind, dtype):
     else:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, view) + (
             np.abs(want).max() * 8e-3 if dtype == "bf16" else 0))
+
+
+# NCX small strided windows whose vector blocks cover every output column:
+# contiguous rows go straight from src, rows with a W stride through the
+# stacked passes; the two must agree bit for bit.
+DIRECT_ROWS = [
+    ((1, 4, 24, 64), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 3, 13, 82), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 2, 11, 96), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[0, 0])),
+    ((2, 2, 16, 128), dict(kernel=[4, 4], strides=[4, 4])),
+    ((1, 2, 13, 70), dict(kernel=[3, 3], strides=[2, 1])),
+    ((1, 2, 13, 70), dict(kernel=[2, 2], strides=[3, 1], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 2, 5, 8, 70), dict(kernel=[2, 2, 2], strides=[2, 2, 2], pads_begin=[1, 0, 0], pads_end=[0, 1, 0])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("shape,attrs", DIRECT_ROWS, ids=[str(c[0]) for c in DIRECT_ROWS])
+def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, attrs, kind, dtype):
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    x = make_input(kind, shape[:-1] + (2 * shape[-1],), dtype, 6)
+    view = x[..., ::2]                                    # W stride 2: the stacked passes
+    prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs))
+    got = prim.execute(np.ascontiguousarray(view)).astype(np.float64)
+    np.testing.assert_array_equal(got, prim.execute(view).astype(np.float64))
+    want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, view) + (
+            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
 def placed(x, offset_bytes):
