@@ -141,7 +141,7 @@ def _repetitions(sample_costs, settings):
     return max(min(MIN_REPEAT, settings["repeat"]), min(settings["repeat"], affordable))
 
 
-def _time_all(prepared, settings, warm_up_seconds=0.0):
+def _time_all(prepared, settings, warm_up_seconds=WARM_UP_SECONDS):
     """{engine: [seconds per call, one per repetition]}, engines interleaved round-robin;
     each sample after warm_up_seconds of untimed calls (isolation.py says why)."""
     names = list(prepared)
@@ -199,7 +199,7 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
     prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
-        samples = _time_all(prepared, settings, WARM_UP_SECONDS)
+        samples = _time_all(prepared, settings)
     finally:
         for engine in prepared.values():
             engine.close()
