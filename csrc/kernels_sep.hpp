@@ -156,12 +156,12 @@ struct SepPass {
 
     // One lane (direct_window): output rows [oh0, oh1) straight from src.
     // Blocks of VL output columns whose loads stay inside the row (the last
-    // overlapping the one before) cover the middle; the other columns go one
-    // by one, in the same order.  Values combine the window's (d, h) rows
-    // per load, then its KW taps: the stacked passes' order, the same bits.
-    // Indices take the rows in order and each row's KW taps
-    // (strided_idx_taps), so the first maximum in row-major order wins
-    // (right_wins).
+    // overlapping the one before) cover the middle.  Values combine the
+    // window's (d, h) rows per load, then its KW taps: the stacked passes'
+    // order, the same bits; their blocks cover every column.  Indices take
+    // the rows in order and each row's KW taps (strided_idx_taps), so the
+    // first maximum in row-major order wins (right_wins); their other
+    // columns go one by one by the same rule in the same order.
     template <int S, int KW>
     void direct_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         typedef typename Vec<T>::V V;
@@ -171,7 +171,6 @@ struct SepPass {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         const int64_t ibase = n * c->is[0] + ch * c->is[1], is4 = c->is[4], pw = AW.pb;
         int64_t *roff = toff, *ridx = voff;   // the window's (d, h) rows: src offsets, index values
-        const QParams q(c);
         int64_t lo, hi;
         block_starts(S, KW, lo, hi);
         for (int64_t oh = oh0; oh < oh1; ++oh) {
@@ -218,11 +217,11 @@ struct SepPass {
                     if (ow == hi) break;
                 }
             }
-            for (int64_t ow = 0; ow < AW.out; ++ow) {
-                if (ow == done_lo) ow = done_hi;
-                if (ow >= AW.out) break;
-                const int64_t kw0 = AW.kbeg[ow], kw1 = AW.kend[ow], iw0 = ow * S - pw;
-                if constexpr (I) {
+            if constexpr (I) {
+                for (int64_t ow = 0; ow < AW.out; ++ow) {
+                    if (ow == done_lo) ow = done_hi;
+                    if (ow >= AW.out) break;
+                    const int64_t kw0 = AW.kbeg[ow], kw1 = AW.kend[ow], iw0 = ow * S - pw;
                     Acc acc = Traits<T>::max_init();
                     int64_t arg = -1;
                     for (int64_t r = 0; r < nrows; ++r)
@@ -232,15 +231,6 @@ struct SepPass {
                         }
                     o[ow] = arg >= 0 ? Traits<T>::store(acc) : Traits<T>::lowest();
                     xo[ow] = arg;
-                } else {
-                    Acc acc = identity<T, K>();
-                    for (int64_t kw = kw0; kw < kw1; ++kw) {
-                        Acc col = Traits<T>::load(src_nc[roff[0] + iw0 + kw]);
-                        for (int64_t r = 1; r < nrows; ++r) col = combine<Acc, K>(col, Traits<T>::load(src_nc[roff[r] + iw0 + kw]));
-                        acc = kw == kw0 ? col : combine<Acc, K>(acc, col);
-                    }
-                    if constexpr (K == kMax) o[ow] = kw1 > kw0 ? Traits<T>::store(acc) : Traits<T>::lowest();
-                    else o[ow] = AvgOut<T, K>::make(acc, dh * wdiv[ow], (int32_t)(nrows * wcnt[ow]), q);
                 }
             }
         }
