@@ -17,6 +17,27 @@ constexpr int kBlockVecs = 4;
 constexpr int64_t kStreamRowBytes = 2048;
 constexpr int64_t kStreamMinTaps = 24;
 constexpr int kStreamTaps = 8;   // taps per pass over the partial results
+// Output points whose W windows share no columns, over a src this large
+// (beyond the caches: it streams from DRAM), prefetch the next point's
+// window while they reduce their own: the point's loads, a few KB spread
+// over its taps' rows, are too short a stream for the hardware prefetchers.
+// Measured: 1-D k4 s4 NXC (32 MB) 0.67-0.82 of the time at 1 and 2
+// threads, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68, VGG k2 s2 at batch
+// 8 (51 MB) unchanged; on cache-resident shapes (VGG and DenseNet at batch
+// 1) the prefetches cost 1.12-1.15x, hence the floor.
+constexpr int64_t kPrefetchMinBytes = 16 << 20;
+
+// Prefetches the window at p: its (d, h) rows' taps, `span` bytes each.
+template <typename T>
+static inline void prefetch_window(const T *p, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
+                                   int64_t span) {
+    for (int64_t rr = 0; rr < nrows; ++rr)
+        for (int64_t kw = 0; kw < nkw; ++kw) {
+            const char *b = (const char *)(p + roff[rr] + kw * kstep);
+            for (int64_t at = 0; at < span; at += 64) __builtin_prefetch(b + at);
+            __builtin_prefetch(b + span - 1);   // the last line when b is not line-aligned
+        }
+}
 
 static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
 
@@ -428,6 +449,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
+    // The next output point's window, this far on (prefetch_window); 0: none.
+    const int64_t src_bytes = c->N * C * AD.in * AH.in * AW.in * (int64_t)sizeof(T);
+    const int64_t ahead =
+        !WithIdx && !stream && AW.out > 1 && windows_disjoint(AW) && src_bytes >= kPrefetchMinBytes ? AW.s * c->ss[4] : 0;
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
@@ -493,6 +518,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 block_store<T, K>(acc, C, o, nvalid, div, c);
             } else {
                 int64_t c0 = c_first;
+                if (ahead) prefetch_window<T>(p0 + c_first + ahead, roff, nrows, nkw, kstep, (C - c_first) * (int64_t)sizeof(T));
                 if constexpr (K == kQAvg) {
                     constexpr int64_t NB = kBlockVecs * Narrow<T>::lanes;
                     if (nvalid <= kNarrowTaps)

@@ -291,6 +291,39 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
             0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
+# NXC windows that share no W columns over a src of 16 MB or more (the
+# channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
+# window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
+PREFETCHED = [
+    ((4, 257, 4100), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1])),
+    ((2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2])),
+]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("shape,attrs", PREFETCHED, ids=[str(c[0]) for c in PREFETCHED])
+def test_points_over_a_large_src_match_each_batch_item_alone(shape, attrs, kind):
+    """The whole batch (past the prefetching floor) gives the bits of each
+    batch item pooled alone (a src below it), and the reference's values."""
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, shape, "f32", 8), 1, -1))
+    assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
+    got = {}
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NXC", **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith("channel_block")
+        got[threads] = prim.execute(x)
+    np.testing.assert_array_equal(got[1], got[2])
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, "f32", data_format="NXC", **attrs))
+    for n in range(x.shape[0]):
+        np.testing.assert_array_equal(got[1][n:n + 1], alone.execute(x[n:n + 1]), err_msg=f"batch item {n}")
+    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NXC"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got[1][-1:], want.astype(np.float32))
+    else:
+        np.testing.assert_allclose(got[1][-1:], want, rtol=0, atol=tolerance("f32", x))
+
+
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
     raw = np.empty(x.nbytes + 128, np.uint8)
