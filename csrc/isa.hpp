@@ -5,6 +5,7 @@
 #ifndef DNNPOOL_ISA_HPP
 #define DNNPOOL_ISA_HPP
 #include <cstdint>
+#include <type_traits>   // std::integral_constant (kernels_phases.hpp)
 #include <utility>   // std::integer_sequence (kernels.hpp)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>   // the ISA sources' intrinsics

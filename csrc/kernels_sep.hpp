@@ -644,16 +644,22 @@ struct SepPass {
     // vectors per block.  One lane: blocks along the row (divisors per
     // column), the last one a vector overlapping the one before; C lanes:
     // blocks along each column's channels (whole vectors, one divisor).
-    template <int NV, typename Src>
+    // Slack: X is a scratch row with slack past its end, so one lane takes
+    // taps by shuffles (slide_taps); src rows are loaded tap by tap.
+    template <int NV, bool Slack, typename Src>
     __attribute__((always_inline)) void slide_block(const Src *X, T *__restrict out, int64_t x, Div dh, Div div_col) {
         typedef typename Vec<T>::V V;
         typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         V acc[NV];
-        for (int j = 0; j < NV; ++j) acc[j] = load_any<T>(X + x + j * VL);
-        for (int64_t t = 1; t < AW.k; ++t) {
-            const Src *p = X + x + t * L;
-            for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], load_any<T>(p + j * VL));
+        if constexpr (!Lanes && Slack) {
+            slide_taps<T, K, NV>(X + x, AW.k, acc, LaneIdx<VL>{});
+        } else {
+            for (int j = 0; j < NV; ++j) acc[j] = load_any<T>(X + x + j * VL);
+            for (int64_t t = 1; t < AW.k; ++t) {
+                const Src *p = X + x + t * L;
+                for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], load_any<T>(p + j * VL));
+            }
         }
         for (int j = 0; j < NV; ++j) {
             const int64_t xj = x + j * VL;
@@ -692,7 +698,7 @@ struct SepPass {
         }
         return ow;
     }
-    template <typename Src>
+    template <bool Slack, typename Src>
     void slide_row(const Src *X, T *__restrict out, Div dh) {
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr int NV = 4;
@@ -702,21 +708,21 @@ struct SepPass {
             for (int64_t x = ow * L; ow < AW.out; ++ow) {
                 const Div div_col = dh * wdiv[ow];
                 const int64_t end = x + L;
-                for (; x + NV * VL <= end; x += NV * VL) slide_block<NV>(X, out, x, dh, div_col);
-                for (; x < end; x += VL) slide_block<1>(X, out, x, dh, div_col);
+                for (; x + NV * VL <= end; x += NV * VL) slide_block<NV, Slack>(X, out, x, dh, div_col);
+                for (; x < end; x += VL) slide_block<1, Slack>(X, out, x, dh, div_col);
             }
             return;
         }
         const int64_t n = AW.out;
         int64_t x = 0;
-        for (; x + NV * VL <= n; x += NV * VL) slide_block<NV>(X, out, x, dh, dh);
-        for (; x + VL <= n; x += VL) slide_block<1>(X, out, x, dh, dh);
-        if (x < n) slide_block<1>(X, out, n - VL, dh, dh);
+        for (; x + NV * VL <= n; x += NV * VL) slide_block<NV, Slack>(X, out, x, dh, dh);
+        for (; x + VL <= n; x += VL) slide_block<1, Slack>(X, out, x, dh, dh);
+        if (x < n) slide_block<1, Slack>(X, out, n - VL, dh, dh);
     }
-    template <typename Src>
+    template <bool Slack, typename Src>
     void finish_row(const Src *X, T *out, Div dh) {
         switch (fused) {
-        case kSlideRow: slide_row(X, out, dh); break;
+        case kSlideRow: slide_row<Slack>(X, out, dh); break;
         case 0x12: strided_row<1, 2>(X, out, dh); break;
         case 0x13: strided_row<1, 3>(X, out, dh); break;
         case 0x22: strided_row<2, 2>(X, out, dh); break;
@@ -740,8 +746,8 @@ struct SepPass {
             const int64_t vcnt = (AD.kend[od] - AD.kbeg[od]) * (AH.kend[oh] - AH.kbeg[oh]);
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             if (!vcnt) emit(nullptr, nullptr, n, ch, od, oh, 0);
-            else if (stack) finish_row(stack + (oh - oh0) * g.xlen * L, out + oh * c->ds[3], dh);
-            else finish_row(src + (oh * AH.s - AH.pb) * c->ss[3], out + oh * c->ds[3], dh);
+            else if (stack) finish_row<true>(stack + (oh - oh0) * g.xlen * L, out + oh * c->ds[3], dh);
+            else finish_row<false>(src + (oh * AH.s - AH.pb) * c->ss[3], out + oh * c->ds[3], dh);
         }
         return true;
     }
@@ -895,7 +901,7 @@ struct SepPass {
                 }
                 const int64_t vcnt = AH.kend[o] - AH.kbeg[o];
                 if (vcnt && fused == kSlideRow) {
-                    finish_row(V, (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + o * c->ds[3],
+                    finish_row<true>(V, (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + o * c->ds[3],
                                (Div)(AD.div[od] * AH.div[o]));
                     continue;
                 }
