@@ -21,10 +21,10 @@ constexpr int kStreamTaps = 8;   // taps per pass over the partial results
 // (beyond the caches: it streams from DRAM), prefetch the next point's
 // window while they reduce their own: the point's loads, a few KB spread
 // over its taps' rows, are too short a stream for the hardware prefetchers.
-// Measured: 1-D k4 s4 NXC (32 MB) 0.67-0.82 of the time at 1 and 2
-// threads, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68, VGG k2 s2 at batch
-// 8 (51 MB) unchanged; on cache-resident shapes (VGG and DenseNet at batch
-// 1) the prefetches cost 1.12-1.15x, hence the floor.
+// Measured: 1-D k4 s4 NXC (32 MB) 0.59-0.82 of the time at 1 thread,
+// 0.74-0.95 at 2, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68-0.86, VGG
+// k2 s2 at batch 8 (51 MB) unchanged; on cache-resident shapes (VGG and
+// DenseNet at batch 1) the prefetches cost 1.12-1.15x, hence the floor.
 constexpr int64_t kPrefetchMinBytes = 16 << 20;
 
 // Prefetches the window at p: its (d, h) rows' taps, `span` bytes each.
