@@ -558,7 +558,7 @@ static inline void fill_pad(typename Traits<T>::Acc *b, typename Traits<T>::Acc 
 // Y[x] = Y[x] (+) X[x + off[0]] (+) ...
 constexpr int kFuseVecs = 4;
 
-template <typename T, int K, bool I, typename S, bool Into = false>
+template <typename T, int K, bool I, typename S, bool Into = false, bool Nan = true>
 static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restrict Yi, const S *__restrict X,
                         const int64_t *__restrict Xi, const int64_t *off, int64_t nt, int64_t n) {
     typedef typename Traits<T>::Acc Acc;
@@ -576,7 +576,7 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
                 const S *p = X + x + off[t];
                 for (int j = 0; j < kFuseVecs; ++j) {
                     const V v = load_any<T>(p + j * VL);
-                    acc[j] = vcombine<K>(acc[j], v);
+                    acc[j] = vcombine<K, Nan>(acc[j], v);
                 }
             }
             for (int j = 0; j < kFuseVecs; ++j) store_vec<T>(Y + x + j * VL, acc[j]);
@@ -585,7 +585,7 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
             V acc = Into ? *(const typename Vec<T>::VU *)(Y + x) : load_any<T>(X + x + off[0]);
             for (int64_t t = t0; t < nt; ++t) {
                 const V v = load_any<T>(X + x + off[t]);
-                acc = vcombine<K>(acc, v);
+                acc = vcombine<K, Nan>(acc, v);
             }
             store_vec<T>(Y + x, acc);
         }
@@ -675,7 +675,7 @@ static inline __attribute__((always_inline)) void shared_block(const S *X, int64
     if constexpr (Probe)
         for (int j = 0; j < NV; ++j) *probe += sum[j];
 }
-template <typename T, int K, int G, bool Nan = true, typename S>
+template <typename T, int K, int G, bool Nan = true, bool Probe = !Nan, typename S>
 static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int64_t rs, int64_t k, int64_t n, int g0,
                         int g1, typename Vec<T>::V *probe = nullptr) {
     typedef typename Traits<T>::Acc Acc;
@@ -686,8 +686,11 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
     auto put = [&](int g, int64_t at, typename Vec<T>::V v) {
         if (g >= g0 && g < g1) store_vec<T>(Y + (g - g0) * ys + at, v);
     };
-    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV, Nan>(X, rs, k, x, put, probe);
-    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1, Nan>(X, rs, k, x, put, probe);
+    // The probe's sums in a register, not through *probe (which may alias Y)
+    typename Vec<T>::V sums{};
+    for (; x + NV * VL <= n; x += NV * VL) shared_block<T, K, G, NV, Nan, Probe>(X, rs, k, x, put, &sums);
+    for (; x + VL <= n; x += VL) shared_block<T, K, G, 1, Nan, Probe>(X, rs, k, x, put, &sums);
+    if constexpr (Probe) *probe += sums;
     for (; x < n; ++x) {   // the same sums, one value at a time (NaN-aware: only probed)
         Acc suf[G - 1], core = load_one<T>(X[(G - 1) * rs + x]), pre = 0;
         for (int64_t i = G; i < k; ++i) core = combine<Acc, K>(core, load_one<T>(X[i * rs + x]));
@@ -701,17 +704,17 @@ static void taps_shared(typename Traits<T>::Acc *Y, int64_t ys, const S *X, int6
             const Acc a = g < G - 1 ? combine<Acc, K>(suf[g], core) : core;
             if (g >= g0 && g < g1) Y[(g - g0) * ys + x] = g > 0 ? combine<Acc, K>(a, pre) : a;
         }
-        if constexpr (!Nan) (*probe)[0] += combine<Acc, K>(combine<Acc, K>(suf[0], core), pre);
+        if constexpr (Probe) (*probe)[0] += combine<Acc, K>(combine<Acc, K>(suf[0], core), pre);
     }
 }
 
 // One pass of a tap reduction done in several (values only): the first
 // pass starts the partial results in Y, later ones continue them.
-template <typename T, int K>
+template <typename T, int K, bool Nan = true>
 static inline void taps_pass(typename Traits<T>::Acc *Y, const T *X, const int64_t *off, int64_t nt, int64_t n,
                              bool continued) {
-    if (continued) taps_reduce<T, K, false, T, true>(Y, nullptr, X, nullptr, off, nt, n);
-    else taps_reduce<T, K, false, T>(Y, nullptr, X, nullptr, off, nt, n);
+    if (continued) taps_reduce<T, K, false, T, true, Nan>(Y, nullptr, X, nullptr, off, nt, n);
+    else taps_reduce<T, K, false, T, false, Nan>(Y, nullptr, X, nullptr, off, nt, n);
 }
 
 // Values only: window reduction of k consecutive positions of B (`unit`

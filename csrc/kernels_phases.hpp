@@ -92,8 +92,9 @@ constexpr int first_tap_by_shuffle(int vl) { return vl >= 4 ? vl / 2 : vl; }
 // acc[j] = X[j VL] (+) X[j VL + 1] (+) ... (+) X[j VL + k - 1] for j < NV,
 // taps in order (the bits of loading every tap).  Per VL taps the vectors
 // at whole-vector offsets are loaded once; reads up to VL - 1 values past
-// the last tap, so X must be a buffer with that slack.
-template <typename T, int K, int NV, typename Src, int... R>
+// the last tap, so X must be a buffer with that slack.  Nan = false: X
+// holds no NaN.
+template <typename T, int K, int NV, bool Nan, typename Src, int... R>
 __attribute__((always_inline)) static inline void slide_taps(const Src *X, int64_t k, typename Vec<T>::V *acc,
                                                              LaneSeq<R...> lanes) {
     typedef typename Vec<T>::V V;
@@ -113,7 +114,7 @@ __attribute__((always_inline)) static inline void slide_taps(const Src *X, int64
                 if constexpr (r == 0) v = a[j];
                 else if constexpr (tap_by_shuffle(r, VL)) v = pair_shift<r>(a[j], a[j + 1], lanes);
                 else v = load_any<T>(Xq + j * VL + r);
-                acc[j] = vcombine<K>(acc[j], v);
+                acc[j] = vcombine<K, Nan>(acc[j], v);
             }
         };
         (tap(std::integral_constant<int, R>{}), ...);

@@ -55,12 +55,13 @@ struct SepPass {
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
     int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
-    // Float maxima: the chunk's stacked rows are known to hold no NaN (every
-    // stacked window shared and probed clean), so the fused W pass compares
-    // without NaN tests (C lanes only: one lane measured 0.97-0.99, not
-    // worth a redo).  Cleared by chunk(), set by stack_taps only.
+    // Float maxima: output rows [clean_lo, clean_hi) of the chunk have
+    // stacked rows known to hold no NaN (C lanes: their shared blocks probed
+    // clean; one lane: their src rows scanned clean), so the fused W pass
+    // compares them without NaN tests.  Cleared by chunk(), set by
+    // stack_taps only.
     static constexpr bool kProbed = K == kMax && !I && (__is_same(Acc, float) || __is_same(Acc, double));
-    bool numbers = false;
+    int64_t clean_lo = 0, clean_hi = 0;
 
     template <typename P>
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
@@ -508,17 +509,18 @@ struct SepPass {
     // stack_taps over stride-1 rows: blocks of g.align output rows, aligned to
     // output row 0, share their rows' loads and partial results (taps_shared)
     // when all their windows are full; the rest go tap by tap (with NaN
-    // tests).  Nan = false (float maxima, blocks of 4): the shared blocks
-    // without NaN tests, probed.  Returns kProbeNan when a probe found a NaN
-    // (the caller redoes the chunk), kProbeClean when every stacked row went
-    // through a clean probe, else kProbeSome.
-    enum { kProbeNan, kProbeSome, kProbeClean };
-    template <bool Nan>
-    int shared_stack(Acc *stack, const T *base, int64_t oh0, int64_t oh1, int64_t len, int64_t sv, int64_t xl,
-                      int64_t tmax) {
+    // tests).  Float maxima, blocks of 4: Nan = false, the shared blocks
+    // without NaN tests, probed; returns false when a probe found a NaN (the
+    // caller redoes the chunk with Nan = true), else [*lo_out, *hi_out) are
+    // the rows of the probed blocks (empty unless they are one range, as the
+    // full windows of a stride-1 axis are).  Scan (one lane): every block and
+    // row whose src rows rows_clean finds clean goes without NaN tests.
+    template <bool Nan, bool Probe = !Nan, bool Scan = false>
+    bool shared_stack(Acc *stack, const T *base, int64_t oh0, int64_t oh1, int64_t len, int64_t sv, int64_t xl,
+                      int64_t tmax, int64_t *lo_out = nullptr, int64_t *hi_out = nullptr) {
         const int64_t grp = g.align, j0 = valid_lo(), s3 = c->ss[3];
         typename Vec<T>::V probe{};
-        bool probed_all = true;
+        int64_t full_lo = oh1, full_hi = oh0, full_rows = 0;
         // Long rows start their blocks at the first aligned src value, behind
         // one head vector they overlap (the same windows again, the same bits
         // stored twice); the first strip takes the values up to it too, so
@@ -535,10 +537,18 @@ struct SepPass {
                 for (int64_t g = 0; full && g < grp; ++g) full = AH.kend[ob + g] - AH.kbeg[ob + g] == AH.k;
                 Acc *y = stack + (lo - oh0) * xl + j0 * L + x;
                 if (full) {
+                    if (x == 0) {
+                        full_lo = lo < full_lo ? lo : full_lo;
+                        full_hi = hi > full_hi ? hi : full_hi;
+                        full_rows += hi - lo;
+                    }
                     const T *rows = base + x + (ob - AH.pb) * s3;
                     const int g0 = (int)(lo - ob), g1 = (int)(hi - ob);
+                    const bool plain = Scan && rows_clean(ob - AH.pb + AH.k + grp - 1);
                     auto shared = [&](int64_t at, int64_t cnt) {
-                        if (grp == 4) taps_shared<T, K, 4, Nan>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1, &probe);
+                        if constexpr (Scan)
+                            if (plain) return taps_shared<T, K, 4, false, false>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1);
+                        if (grp == 4) taps_shared<T, K, 4, Nan, Probe>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1, &probe);
                         else if (grp == 3) taps_shared<T, K, 3>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1);
                         else taps_shared<T, K, 2>(y + at, xl, rows + at, s3, AH.k, cnt, g0, g1);
                     };
@@ -550,17 +560,59 @@ struct SepPass {
                     if (tail) shared(m - VL, VL);
                     continue;
                 }
-                probed_all = false;
                 for (int64_t oh = lo; oh < hi; ++oh, y += xl) {
                     const int64_t nt = AH.kend[oh] - AH.kbeg[oh];
-                    if (nt) taps_pass<T, K>(y, base + x, voff + (oh - oh0) * tmax, nt, m, false);
+                    const int64_t *off = voff + (oh - oh0) * tmax;
+                    if (!nt) continue;
+                    if constexpr (Scan)
+                        if (rows_clean(oh - AH.pb + AH.kend[oh])) {
+                            taps_pass<T, K, false>(y, base + x, off, nt, m, false);
+                            continue;
+                        }
+                    taps_pass<T, K, Nan || Probe>(y, base + x, off, nt, m, false);
                 }
             }
         }
-        if constexpr (!Nan)
+        if constexpr (Probe) {
             for (int64_t l = 0; l < Vec<T>::lanes; ++l)
-                if (probe[l] != probe[l]) return kProbeNan;
-        return Nan || !probed_all ? kProbeSome : kProbeClean;
+                if (probe[l] != probe[l]) return false;
+            const bool one_range = full_rows == full_hi - full_lo;
+            *lo_out = one_range ? full_lo : 0;
+            *hi_out = one_range ? full_hi : 0;
+        }
+        return true;
+    }
+
+    // One lane, float maxima (stack_taps): src rows are checked for NaN just
+    // before the first block that reads them, which then finds them in L1.
+    const T *scan_base;   // the valid values of src row 0
+    int64_t scan_len;     // values per row
+    int64_t scan_to;      // rows [.., scan_to) checked
+    int64_t nan_row;      // rows from here on may hold a NaN (AH.in: none found)
+    // Whether src rows [.., end) hold no NaN, checking the rows up to end
+    // not checked yet (all at once: one sum, which is NaN if a value is, or
+    // if both infinities are there: a false alarm, which only keeps the NaN
+    // tests).
+    bool rows_clean(int64_t end) {
+        typedef typename Vec<T>::V V;
+        constexpr int64_t VL = Vec<T>::lanes;
+        if (end > AH.in) end = AH.in;
+        if (scan_to < end && nan_row == AH.in) {
+            V sum[4] = {};
+            for (int64_t r = scan_to; r < end; ++r) {
+                const T *p = scan_base + r * c->ss[3];
+                int64_t x = 0;
+                for (; x + 4 * VL <= scan_len; x += 4 * VL)
+                    for (int j = 0; j < 4; ++j) sum[j] += load_any<T>(p + x + j * VL);
+                for (; x + VL <= scan_len; x += VL) sum[0] += load_any<T>(p + x);
+                for (; x < scan_len; ++x) sum[1][0] += load_one<T>(p[x]);
+            }
+            const V total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+            for (int64_t l = 0; l < VL; ++l)
+                if (total[l] != total[l]) nan_row = scan_to;
+            scan_to = end;
+        }
+        return end <= scan_to && end <= nan_row;
     }
 
     // Values: the (d, h) taps of output rows [oh0, oh1) straight from src
@@ -601,10 +653,22 @@ struct SepPass {
         const int64_t grp = g.align;
         if (grp >= 2) {
             if constexpr (kProbed) {
+                // C lanes (chunks of a few rows): the shared blocks probed.
+                // One lane (chunks of most of a plane's rows, border rows
+                // included): the src rows scanned as the blocks reach them.
                 if (Lanes && grp == 4) {
-                    const int probe = shared_stack<false>(stack, base, oh0, oh1, len, sv, xl, tmax);
-                    if (probe == kProbeNan) shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
-                    numbers = probe == kProbeClean;
+                    if (!shared_stack<false>(stack, base, oh0, oh1, len, sv, xl, tmax, &clean_lo, &clean_hi))
+                        shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
+                    return;
+                }
+                if (!Lanes && grp == 4) {
+                    scan_base = base;
+                    scan_len = len;
+                    scan_to = oh0 - AH.pb > 0 ? oh0 - AH.pb : 0;
+                    nan_row = AH.in;
+                    shared_stack<true, false, true>(stack, base, oh0, oh1, len, sv, xl, tmax);
+                    clean_lo = clean_hi = oh0;
+                    while (clean_hi < oh1 && rows_clean(clean_hi - AH.pb + AH.kend[clean_hi])) ++clean_hi;
                     return;
                 }
             }
@@ -645,20 +709,21 @@ struct SepPass {
     // column), the last one a vector overlapping the one before; C lanes:
     // blocks along each column's channels (whole vectors, one divisor).
     // Slack: X is a scratch row with slack past its end, so one lane takes
-    // taps by shuffles (slide_taps); src rows are loaded tap by tap.
-    template <int NV, bool Slack, typename Src>
+    // taps by shuffles (slide_taps); src rows are loaded tap by tap.  Nan =
+    // false: X holds no NaN (maxima in one instruction).
+    template <int NV, bool Slack, bool Nan, typename Src>
     __attribute__((always_inline)) void slide_block(const Src *X, T *__restrict out, int64_t x, Div dh, Div div_col) {
         typedef typename Vec<T>::V V;
         typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         V acc[NV];
         if constexpr (!Lanes && Slack) {
-            slide_taps<T, K, NV>(X + x, AW.k, acc, LaneIdx<VL>{});
+            slide_taps<T, K, NV, Nan>(X + x, AW.k, acc, LaneIdx<VL>{});
         } else {
             for (int j = 0; j < NV; ++j) acc[j] = load_any<T>(X + x + j * VL);
             for (int64_t t = 1; t < AW.k; ++t) {
                 const Src *p = X + x + t * L;
-                for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], load_any<T>(p + j * VL));
+                for (int j = 0; j < NV; ++j) acc[j] = vcombine<K, Nan>(acc[j], load_any<T>(p + j * VL));
             }
         }
         for (int j = 0; j < NV; ++j) {
@@ -676,7 +741,7 @@ struct SepPass {
     // windows share their columns' loads and partial sums (shared_block
     // along W: k + 6 combines for four columns instead of 4k - 4).  Returns
     // the first column left to the tap-by-tap blocks.  Nan = false: the row
-    // holds no NaN (numbers).
+    // holds no NaN.
     template <bool Nan, typename Src>
     int64_t slide_shared(const Src *X, T *__restrict out, Div dh) {
         typedef typename Vec<T>::V V;
@@ -698,31 +763,40 @@ struct SepPass {
         }
         return ow;
     }
-    template <bool Slack, typename Src>
+    template <bool Slack, bool Nan, typename Src>
     void slide_row(const Src *X, T *__restrict out, Div dh) {
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr int NV = 4;
         if (Lanes) {
             int64_t ow = 0;
-            if (AW.k >= kShareRows) ow = numbers ? slide_shared<false>(X, out, dh) : slide_shared<true>(X, out, dh);
+            if (AW.k >= kShareRows) ow = slide_shared<Nan>(X, out, dh);
             for (int64_t x = ow * L; ow < AW.out; ++ow) {
                 const Div div_col = dh * wdiv[ow];
                 const int64_t end = x + L;
-                for (; x + NV * VL <= end; x += NV * VL) slide_block<NV, Slack>(X, out, x, dh, div_col);
-                for (; x < end; x += VL) slide_block<1, Slack>(X, out, x, dh, div_col);
+                for (; x + NV * VL <= end; x += NV * VL) slide_block<NV, Slack, Nan>(X, out, x, dh, div_col);
+                for (; x < end; x += VL) slide_block<1, Slack, Nan>(X, out, x, dh, div_col);
             }
             return;
         }
         const int64_t n = AW.out;
         int64_t x = 0;
-        for (; x + NV * VL <= n; x += NV * VL) slide_block<NV, Slack>(X, out, x, dh, dh);
-        for (; x + VL <= n; x += VL) slide_block<1, Slack>(X, out, x, dh, dh);
-        if (x < n) slide_block<1, Slack>(X, out, n - VL, dh, dh);
+        for (; x + NV * VL <= n; x += NV * VL) slide_block<NV, Slack, Nan>(X, out, x, dh, dh);
+        for (; x + VL <= n; x += VL) slide_block<1, Slack, Nan>(X, out, x, dh, dh);
+        if (x < n) slide_block<1, Slack, Nan>(X, out, n - VL, dh, dh);
     }
+    // clean: X holds no NaN (only float maxima tell the difference).
     template <bool Slack, typename Src>
-    void finish_row(const Src *X, T *out, Div dh) {
+    void finish_row(const Src *X, T *out, Div dh, bool clean = false) {
         switch (fused) {
-        case kSlideRow: slide_row<Slack>(X, out, dh); break;
+        case kSlideRow:
+            if constexpr (kProbed) {
+                if (clean) {
+                    slide_row<Slack, false>(X, out, dh);
+                    break;
+                }
+            }
+            slide_row<Slack, true>(X, out, dh);
+            break;
         case 0x12: strided_row<1, 2>(X, out, dh); break;
         case 0x13: strided_row<1, 3>(X, out, dh); break;
         case 0x22: strided_row<2, 2>(X, out, dh); break;
@@ -746,7 +820,8 @@ struct SepPass {
             const int64_t vcnt = (AD.kend[od] - AD.kbeg[od]) * (AH.kend[oh] - AH.kbeg[oh]);
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             if (!vcnt) emit(nullptr, nullptr, n, ch, od, oh, 0);
-            else if (stack) finish_row<true>(stack + (oh - oh0) * g.xlen * L, out + oh * c->ds[3], dh);
+            else if (stack)
+                finish_row<true>(stack + (oh - oh0) * g.xlen * L, out + oh * c->ds[3], dh, oh >= clean_lo && oh < clean_hi);
             else finish_row<false>(src + (oh * AH.s - AH.pb) * c->ss[3], out + oh * c->ds[3], dh);
         }
         return true;
@@ -966,7 +1041,7 @@ struct SepPass {
     }
 
     void chunk(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
-        numbers = false;
+        clean_lo = clean_hi = 0;
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
         } else if (direct_code) {

@@ -375,10 +375,10 @@ def test_strided_nxc_stride_one_rows_match_dense_rows(kind):
 @pytest.mark.parametrize("nan_at", [None, (20, 22, 5), (0, 10, 63), (33, 0, 0), (17, 44, 31)],
                          ids=["no NaN", "interior", "first row", "first column", "last column"])
 def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
-    """NXC k7 s1 maxima over chunks of 16 stacked rows: a chunk whose rows are
-    all shared blocks compares without NaN tests when a probe of its src rows
-    finds none, and is redone with them when it does; border chunks keep the
-    tests.  No infinities here, so only a real NaN can trip the probe: one NaN
+    """NXC k7 s1 maxima over chunks of 16 stacked rows: the shared blocks of a
+    chunk (and the W pass of their rows) compare without NaN tests when a
+    probe of their src rows finds none, and are redone with them when it
+    does; rows of border blocks keep the tests.  No infinities here, so only a real NaN can trip the probe: one NaN
     in an interior chunk, a border chunk or a border column comes out exactly
     where the reference puts it."""
     x = np.round(np.random.default_rng(5).standard_normal((1, 40, 45, 64)) * 8).astype(NUMPY[dtype])
@@ -391,6 +391,39 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     got = prim.execute(x).astype(np.float64)
     np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
     assert np.isnan(got).any() == (nan_at is not None)
+
+
+@pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
+@pytest.mark.parametrize("shape, nan_at", [
+    ((1, 3, 40, 70), None), ((1, 3, 40, 70), (1, 20, 22)), ((1, 3, 40, 70), (2, 0, 10)),
+    ((1, 3, 40, 70), (0, 39, 69)), ((1, 3, 40, 70), (2, 1, 0)),
+    # rows of 300: column strips, chunks of 44 (k7) or 48 (k5) rows; a NaN
+    # in the second chunk, in the last strip
+    ((1, 1, 60, 300), None), ((1, 1, 60, 300), (0, 50, 290)), ((1, 1, 60, 300), (0, 44, 3)),
+], ids=["no NaN", "interior", "first row", "last row, last column", "first column",
+        "long rows, no NaN", "long rows, second chunk", "long rows, a chunk boundary"])
+def test_ncx_stride_one_maxima_scanned_for_nan(shape, nan_at, dtype):
+    """NCX k5/k7 s1 maxima over stacked shared blocks (rows of 64 or more):
+    src rows are checked for NaN as the blocks reach them, and the blocks,
+    border rows and W pass of rows whose src rows are clean compare without
+    NaN tests.  No infinities, so only a real NaN makes rows unclean: one NaN
+    anywhere comes out exactly where the reference puts it."""
+    x = np.round(np.random.default_rng(6).standard_normal(shape) * 8)   # exact in every dtype
+    if nan_at is not None:
+        x[(0,) + nan_at] = np.nan
+    for k in (5, 7):
+        attrs = dict(kernel=[k, k], pads_begin=[k // 2] * 2, pads_end=[k // 2] * 2)
+        prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NCX", **attrs))
+        assert prim.kernel_name.endswith(":separable"), prim.kernel_name
+        key = (shape, nan_at, k)
+        if key not in _SCANNED_WANT:   # the same maxima in every dtype: computed once
+            _SCANNED_WANT[key] = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))[0]
+        got = prim.execute(x.astype(NUMPY[dtype])).astype(np.float64)
+        np.testing.assert_array_equal(got, _SCANNED_WANT[key])
+        assert np.isnan(got).any() == (nan_at is not None)
+
+
+_SCANNED_WANT = {}
 
 
 def _placed(x, offset):
