@@ -378,9 +378,9 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     """NXC k7 s1 maxima over chunks of 16 stacked rows: the shared blocks of a
     chunk (and the W pass of their rows) compare without NaN tests when a
     probe of their src rows finds none, and are redone with them when it
-    does; rows of border blocks keep the tests.  No infinities here, so only a real NaN can trip the probe: one NaN
-    in an interior chunk, a border chunk or a border column comes out exactly
-    where the reference puts it."""
+    does; rows of border blocks keep the tests.  No infinities here, so only
+    a real NaN can trip the probe: one NaN in an interior chunk, a border
+    chunk or a border column comes out exactly where the reference puts it."""
     x = np.round(np.random.default_rng(5).standard_normal((1, 40, 45, 64)) * 8).astype(NUMPY[dtype])
     if nan_at is not None:
         x[(0,) + nan_at] = np.nan
@@ -391,6 +391,9 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     got = prim.execute(x).astype(np.float64)
     np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
     assert np.isnan(got).any() == (nan_at is not None)
+
+
+_SCANNED_WANT = {}   # reference maxima per (shape, NaN position, k), the same in every dtype
 
 
 @pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
@@ -421,9 +424,6 @@ def test_ncx_stride_one_maxima_scanned_for_nan(shape, nan_at, dtype):
         got = prim.execute(x.astype(NUMPY[dtype])).astype(np.float64)
         np.testing.assert_array_equal(got, _SCANNED_WANT[key])
         assert np.isnan(got).any() == (nan_at is not None)
-
-
-_SCANNED_WANT = {}
 
 
 def _placed(x, offset):
