@@ -89,9 +89,14 @@ template <> struct Traits<uint8_t> {
 
 // ---------------------------------------------------------------- combining
 
-// Max that propagates NaN: once the accumulator is NaN it stays NaN.
+// Max that propagates NaN: once the accumulator is NaN it stays NaN.  Two
+// selects, not `||`: GCC turns that into a branch on the data (random data
+// mispredicts half the time).
 template <typename Acc>
-static inline Acc max_nan(Acc acc, Acc v) { return (v > acc || v != v) ? v : acc; }
+static inline Acc max_nan(Acc acc, Acc v) {
+    const Acc m = v > acc ? v : acc;
+    return v != v ? v : m;
+}
 
 // Finalize one average: quantized outputs are rounded half to even and
 // saturated.  `div` is the product of the per-axis divisors, converted once
@@ -581,13 +586,18 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
             }
             for (int j = 0; j < kFuseVecs; ++j) store_vec<T>(Y + x + j * VL, acc[j]);
         }
-        for (; x + VL <= n; x += VL) {
-            V acc = Into ? *(const typename Vec<T>::VU *)(Y + x) : load_any<T>(X + x + off[0]);
-            for (int64_t t = t0; t < nt; ++t) {
-                const V v = load_any<T>(X + x + off[t]);
-                acc = vcombine<K, Nan>(acc, v);
-            }
-            store_vec<T>(Y + x, acc);
+        auto one = [&](int64_t at) {
+            V acc = Into ? *(const typename Vec<T>::VU *)(Y + at) : load_any<T>(X + at + off[0]);
+            for (int64_t t = t0; t < nt; ++t) acc = vcombine<K, Nan>(acc, load_any<T>(X + at + off[t]));
+            store_vec<T>(Y + at, acc);
+        };
+        for (; x + VL <= n; x += VL) one(x);
+        // The tail of a row of a vector or more: one vector overlapping the
+        // one before, which stores the same bits again (continued sums would
+        // count the overlap twice).  Scalar maxima branch on the data.
+        if (x < n && n >= VL && (!Into || K == kMax)) {
+            one(n - VL);
+            return;
         }
         for (; x < n; ++x) {
             Acc acc = Into ? Y[x] : load_one<T>(X[x + off[0]]);

@@ -47,6 +47,14 @@ CASES = [
      dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True, rounding_type="ceil")),
     ("k2 s2 max, wide rows", "MaxPool", (1, 2, 10, 70), dict(kernel=[2, 2], strides=[2, 2])),
     ("k3 s3 avg, wide padded rows", "AvgPool", (1, 2, 8, 100), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2])),
+    # NCX src rows 4 KB apart (1020 values): a window's taps in passes that
+    # continue the partial results; each pass over a row of whole vectors
+    # ends with a last vector overlapping the one before (maxima) or with
+    # single values (sums: the overlap would count twice)
+    ("k9 s2 avg, rows 4 KB apart: taps in passes, rows with a tail", "AvgPool", (1, 2, 21, 1020),
+     dict(kernel=[9, 9], strides=[2, 2], pads_begin=[4, 4], pads_end=[4, 4])),
+    ("k9 s2 max, rows 4 KB apart: taps in passes, rows with a tail", "MaxPool", (1, 2, 21, 1020),
+     dict(kernel=[9, 9], strides=[2, 2], pads_begin=[4, 4], pads_end=[4, 4])),
     ("3d k3 s2 p1 max, wide rows", "MaxPool", (1, 2, 5, 6, 70),
      dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ("k2 s2 1d max straight from src rows", "MaxPool", (2, 5, 75), dict(kernel=[2], strides=[2])),
