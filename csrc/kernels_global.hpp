@@ -3,6 +3,14 @@
 // Row space: (n, c).  Partial results live in vector lanes combined in a
 // fixed order, so the result never depends on threads.
 
+// Lane i combined with lane i + w, for w = W, W/2, .., 1, in registers
+// (lane 0 ends with all of them).
+template <int K, int W, typename V, int... I>
+static inline V fold_lanes(V v, LaneSeq<I...> lanes) {
+    if constexpr (W == 0) return v;
+    else return fold_lanes<K, W / 2>(vcombine<K>(v, __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...)), lanes);
+}
+
 template <typename T, int K, bool WithIdx>
 static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) {
     typedef typename Traits<T>::Acc Acc;
@@ -29,13 +37,8 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
             a0 = vcombine<K>(a0, x0);
             j += VL;
         }
-        a0 = vcombine<K>(a0, a1);
-        Acc part[VL];
-        store_vec<T>(part, a0);
-        for (int64_t w = VL / 2; w >= 1; w /= 2)
-            for (int64_t i = 0; i < w; ++i) part[i] = combine<Acc, K>(part[i], part[i + w]);
-        for (; j < P; ++j) part[0] = combine<Acc, K>(part[0], Traits<T>::load(p[j]));
-        const Acc v = part[0];
+        Acc v = fold_lanes<K, VL / 2>(vcombine<K>(a0, a1), LaneIdx<VL>{})[0];
+        for (; j < P; ++j) v = combine<Acc, K>(v, Traits<T>::load(p[j]));
         if constexpr (K == kMax) {
             *o = P ? Traits<T>::store(v) : Traits<T>::lowest();
             if constexpr (WithIdx) {

@@ -128,6 +128,10 @@ CASES = [
      dict(kernel=[3, 5, 5], pads_begin=[1, 2, 2], pads_end=[1, 2, 2])),
     ("global 7x7 avg", "AvgPool", (3, 20, 7, 7), dict(kernel=[7, 7])),
     ("global 5x6 max", "MaxPool", (2, 9, 5, 6), dict(kernel=[5, 6])),
+    # NCX planes of 33: a vector pair (AVX2) or two vectors and one value
+    # (AVX-512), the lanes folded in registers, then the rest
+    ("global 3x11 avg", "AvgPool", (2, 7, 3, 11), dict(kernel=[3, 11])),
+    ("global 1x17 max", "MaxPool", (3, 5, 1, 17), dict(kernel=[1, 17])),
     ("3d k3 s2 p1 max", "MaxPool", (1, 5, 9, 12, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ("3d k2 avg dilated", "AvgPool", (1, 4, 8, 9, 10), dict(kernel=[2, 2, 2], dilations=[2, 1, 2])),
     ("dilated max d3", "MaxPool", (1, 6, 21, 20), dict(kernel=[3, 3], dilations=[3, 2], pads_begin=[2, 2], pads_end=[2, 2])),
