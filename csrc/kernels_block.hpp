@@ -289,14 +289,20 @@ static inline __attribute__((always_inline)) void flat_block(
     for (int j = 0; j < NV; ++j) vn[j] = load_vec<T>(X + roff[0] + span + x + j * VL);
     for (int64_t r = 1; r < nrows; ++r)
         for (int j = 0; j < NV; ++j) vn[j] = vcombine<K>(vn[j], load_vec<T>(X + roff[r] + span + x + j * VL));
+    // One row (1-D, or windows of one row): P would be a copy of it (as
+    // large as a whole src row, traffic to L2 and beyond), so the taps come
+    // from src itself.
+    const bool one = nrows == 1;
+    auto pooled = [&](int64_t at) { return one ? load_vec<T>(X + roff[0] + at) : (V) * (const VU *)(P + at); };
     // stored before the reads below: columns under a vector apart (C < lanes) read these
-    for (int j = 0; j < NV; ++j) *(VU *)(P + span + x + j * VL) = vn[j];
+    if (!one)
+        for (int j = 0; j < NV; ++j) *(VU *)(P + span + x + j * VL) = vn[j];
     V acc[NV];
     for (int j = 0; j < NV; ++j) {
         acc[j] = vn[j];
         if (kw > 1) {
-            acc[j] = *(const VU *)(P + x + j * VL);
-            for (int64_t t = 1; t + 1 < kw; ++t) acc[j] = vcombine<K>(acc[j], *(const VU *)(P + x + t * step + j * VL));
+            acc[j] = pooled(x + j * VL);
+            for (int64_t t = 1; t + 1 < kw; ++t) acc[j] = vcombine<K>(acc[j], pooled(x + t * step + j * VL));
             acc[j] = vcombine<K>(acc[j], vn[j]);
         }
     }
@@ -312,7 +318,7 @@ __attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, 
     constexpr int64_t VL = Vec<T>::lanes;
     if constexpr (KW != 0) kw = KW;
     const int64_t span = (kw - 1) * step;
-    taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
+    if (nrows > 1) taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
     int64_t x = aligned_head<T>(X + roff[0] + span, n);
     if (x) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, 0, div, nvalid, q);
     for (; x + kFlatVecs * VL <= n; x += kFlatVecs * VL)

@@ -37,6 +37,7 @@ CASES = [
     ("k5x4 s1 max dilated along W (window size at run time)", "MaxPool", (1, 10, 11, 30),
      dict(kernel=[5, 4], dilations=[1, 2], pads_begin=[2, 3], pads_end=[2, 3])),
     ("1d k3 s1 avg, flat rows of one input row", "AvgPool", (2, 20, 50), dict(kernel=[3], pads_begin=[1], pads_end=[1])),
+    ("1d k3 s1 max, flat rows of one input row", "MaxPool", (2, 20, 50), dict(kernel=[3], pads_begin=[1], pads_end=[1])),
     ("k2x3 s1 avg ceil, windows starting in the padding", "AvgPool", (1, 9, 10, 12),
      dict(kernel=[2, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
     ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
