@@ -307,30 +307,36 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
 # NXC windows that share no W columns over a src of 16 MB or more (the
 # channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
 # window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
+# (layout, NCX shape, attrs, kernel variant): NXC points prefetch the next
+# point's window; NCX rows (straight from src, or stacked) the rows 16 KB on.
 PREFETCHED = [
-    ((4, 257, 4100), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1])),
-    ((2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2])),
+    ("NXC", (4, 257, 4100), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1]), "channel_block"),
+    ("NXC", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "channel_block"),
+    ("NCX", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "separable"),
+    ("NCX", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "separable"),
 ]
 
 
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
-@pytest.mark.parametrize("shape,attrs", PREFETCHED, ids=[str(c[0]) for c in PREFETCHED])
-def test_points_over_a_large_src_match_each_batch_item_alone(shape, attrs, kind):
+@pytest.mark.parametrize("layout,shape,attrs,variant", PREFETCHED, ids=[f"{c[0]}-{c[1]}" for c in PREFETCHED])
+def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attrs, variant, kind):
     """The whole batch (past the prefetching floor) gives the bits of each
     batch item pooled alone (a src below it), and the reference's values."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
-    x = np.ascontiguousarray(np.moveaxis(make_input(kind, shape, "f32", 8), 1, -1))
+    x = make_input(kind, shape, "f32", 8)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
     assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
     got = {}
     for threads in (1, 2):
-        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NXC", **attrs), num_threads=threads)
-        assert prim.kernel_name.endswith("channel_block")
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format=layout, **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith(variant)
         got[threads] = prim.execute(x)
     np.testing.assert_array_equal(got[1], got[2])
-    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, "f32", data_format="NXC", **attrs))
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, "f32", data_format=layout, **attrs))
     for n in range(x.shape[0]):
         np.testing.assert_array_equal(got[1][n:n + 1], alone.execute(x[n:n + 1]), err_msg=f"batch item {n}")
-    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NXC"))
+    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format=layout))
     if kind == "MaxPool":
         np.testing.assert_array_equal(got[1][-1:], want.astype(np.float32))
     else:
