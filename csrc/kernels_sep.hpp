@@ -37,8 +37,8 @@ constexpr int64_t kL1Sets = 64, kL1Ways = 8, kTapPart = 5;
 // How far on one-lane rows over a src beyond the caches prefetch
 // (rows_ahead).  Measured, 1 thread, against no prefetch: ResNet-50's k3 s2
 // p1 at batch 32 (128 MB) 0.62, VGG's k2 s2 at batch 8 (51 MB) 0.21-0.34,
-// the 3-D k3 s2 p1 at batch 8 (51 MB) 0.53; distances of 4 rows 0.72 / 0.37
-// / 0.83, of 32 rows about those of 16 KB.
+// the 3-D k3 s2 p1 at batch 8 (51 MB) 0.53; a distance of 4 output rows
+// 0.72 / 0.37 / 0.83, of 16 or 32 output rows about that of 16 KB.
 constexpr int64_t kAheadBytes = 16 << 10;
 
 template <typename T, int K, bool I, bool Lanes>
