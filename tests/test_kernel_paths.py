@@ -308,10 +308,12 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
 # channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
 # window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
 # (layout, NCX shape, attrs, kernel variant): NXC points prefetch the next
-# point's window; NCX rows (straight from src, or stacked) the rows 16 KB on.
+# point's window (disjoint windows) or the columns a later point adds (k3 s2);
+# NCX rows (straight from src, or stacked) the rows 16 KB on.
 PREFETCHED = [
     ("NXC", (4, 257, 4100), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1]), "channel_block"),
     ("NXC", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "channel_block"),
+    ("NXC", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "channel_block"),
     ("NCX", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "separable"),
     ("NCX", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "separable"),
 ]
