@@ -29,6 +29,13 @@ constexpr int64_t kPrefetchMinBytes = 16 << 20;
 // How many points on overlapping windows prefetch (channel_block_rows).
 constexpr int64_t kAheadPoints = 4;
 
+// Whether src reaches the prefetching floor.
+template <typename T>
+static inline bool src_past_prefetch_floor(const ExecCtx *c) {
+    const AxisPlan *A = c->ax;
+    return c->N * c->C * A[0].in * A[1].in * A[2].in * (int64_t)sizeof(T) >= kPrefetchMinBytes;
+}
+
 // Prefetches the window at p: its (d, h) rows' taps, `span` bytes each.
 template <typename T>
 static inline void prefetch_window(const T *p, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
@@ -458,16 +465,14 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
     // The next output point's window, this far on (prefetch_window); 0: none.
-    const int64_t src_bytes = c->N * C * AD.in * AH.in * AW.in * (int64_t)sizeof(T);
-    const int64_t ahead =
-        !WithIdx && !stream && AW.out > 1 && windows_disjoint(AW) && src_bytes >= kPrefetchMinBytes ? AW.s * c->ss[4] : 0;
+    const bool prefetch = !WithIdx && !stream && AW.out > 1 && src_past_prefetch_floor<T>(c);
+    const int64_t ahead = prefetch && windows_disjoint(AW) ? AW.s * c->ss[4] : 0;
     // Overlapping windows (k3 s2): the columns that point ow + kAheadPoints
     // adds to its window, while ow reduces its own.  Measured against none,
     // 1 and 2 threads: ResNet-50 k3 s2 p1 at batch 32 (128 MB) 0.61, the 3-D
     // k3 s2 p1 at batch 8 (51 MB) 0.66-0.70.
-    const int64_t ahead_cols = !WithIdx && !stream && AW.out > 1 && !windows_disjoint(AW) && AW.d == 1 &&
-                                       src_bytes >= kPrefetchMinBytes
-                                   ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
+    const int64_t ahead_cols =
+        prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,

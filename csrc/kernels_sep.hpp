@@ -166,8 +166,7 @@ struct SepPass {
     // and planes (a plane of a few dozen KB is too short a stream for the
     // hardware prefetchers).  That distance in values, or 0: none.
     int64_t rows_ahead() const {
-        const int64_t src_bytes = c->N * c->C * AD.in * AH.in * AW.in * (int64_t)sizeof(T);
-        return !Lanes && src_bytes >= kPrefetchMinBytes ? kAheadBytes / (int64_t)sizeof(T) : 0;
+        return !Lanes && src_past_prefetch_floor<T>(c) ? kAheadBytes / (int64_t)sizeof(T) : 0;
     }
     // The n rows of `len` values at base + off[r] + ahead.
     static void prefetch_rows(const T *base, const int64_t *off, int64_t n, int64_t ahead, int64_t len) {
