@@ -168,13 +168,6 @@ struct SepPass {
     int64_t rows_ahead() const {
         return !Lanes && src_past_prefetch_floor<T>(c) ? kAheadBytes / (int64_t)sizeof(T) : 0;
     }
-    // The n rows of `len` values at base + off[r] + ahead.
-    static void prefetch_rows(const T *base, const int64_t *off, int64_t n, int64_t ahead, int64_t len) {
-        for (int64_t r = 0; r < n; ++r) {
-            const char *b = (const char *)(base + off[r] + ahead);
-            for (int64_t at = 0; at < len * (int64_t)sizeof(T); at += 64) __builtin_prefetch(b + at);
-        }
-    }
 
     // One lane (direct_window): output rows [oh0, oh1) straight from src.
     // Blocks of VL output columns whose loads stay inside the row (the last
@@ -202,7 +195,7 @@ struct SepPass {
                 emit(nullptr, nullptr, n, ch, od, oh, 0);
                 continue;
             }
-            if (ahead) prefetch_rows(src_nc, roff, nrows, ahead, AW.in);
+            if (ahead) prefetch_window<T>(src_nc + ahead, roff, nrows, 1, 0, AW.in * (int64_t)sizeof(T));
             T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
             int64_t *xo = I ? c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3] : nullptr;
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
@@ -705,7 +698,7 @@ struct SepPass {
                 for (int64_t oh = oh0; oh < oh1; ++oh) {
                     const int64_t r = oh - oh0, left = planes * (AH.kend[oh] - AH.kbeg[oh]) - p0;
                     if (left <= 0) continue;
-                    if (ahead && p0 == 0) prefetch_rows(base + x, voff + r * tmax, left, ahead, m);
+                    if (ahead && p0 == 0) prefetch_window<T>(base + x + ahead, voff + r * tmax, left, 1, 0, m * (int64_t)sizeof(T));
                     taps_pass<T, K>(stack + r * xl + j0 * L + x, base + x, voff + r * tmax + p0,
                                     left < part ? left : part, m, p0 > 0);
                 }
