@@ -61,6 +61,11 @@ struct SepPass {
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
     int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
+    bool plane;               // chunk_plane (plane_window)
+    typedef typename IdxVec<Acc>::Lane Lane;
+    Lane *pcol;               // chunk_plane: the column of each position of a chunk
+    Div *pdiv;                // chunk_plane: the divisor of each position of the chunk [pdiv_lo, pdiv_hi)
+    int64_t pdiv_lo = -1, pdiv_hi = -1;
     // Float maxima: output rows [clean_lo, clean_hi) of the chunk have
     // stacked rows known to hold no NaN (C lanes: their shared blocks probed
     // clean; one lane: their src rows scanned clean), so the fused W pass
@@ -106,6 +111,18 @@ struct SepPass {
         part = strip_part();
         fused = fused_window();
         direct_code = direct_window();
+        plane = plane_window();
+        pcol = (Lane *)fA;
+        pdiv = (Div *)fC;
+        if (plane)
+            for (int64_t x = 0; x < g.chunk * AW.in + Vec<T>::lanes; ++x) pcol[x] = (Lane)(x % AW.in);
+    }
+
+    // The plan's flat planes (plane_fits) over dense rows: chunk_plane.
+    // Its buffers are the flat path's (fbuf: chunk rows of xlen >= W + k - 1
+    // positions and 64 values of slack each).
+    bool plane_window() const {
+        return g.plane && c->ss[4] == 1 && c->ds[4] == 1 && (AH.in == 1 || (c->ss[3] == AW.in && c->ds[3] == AW.out));
     }
 
     // The W pass and the finish in registers (finish_rows), for values whose
@@ -906,6 +923,93 @@ struct SepPass {
         }
     }
 
+    // Positions [x, x + NV * VL) of chunk_plane's W pass: the KW taps (0:
+    // AW.k at run time) of the pooled rows Vp, in order, a lane whose tap
+    // lies past its row's ends taking the identity (as the padded rows'
+    // pads do), then finished into out.
+    template <int KW, int NV>
+    __attribute__((always_inline)) void plane_block(const Acc *Vp, T *__restrict out, int64_t x) {
+        typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
+        typedef typename IdxVec<Acc>::M M;
+        typedef Lane MU __attribute__((vector_size(kVecBytes), aligned(alignof(Lane))));
+        constexpr int64_t VL = Vec<T>::lanes;
+        const int64_t k = KW ? KW : AW.k, W = AW.in;
+        const V idv = (V){} + identity<T, K>();
+        M col[NV];
+        V acc[NV];
+        auto tap = [&](int64_t kw, int j) __attribute__((always_inline)) {
+            const int64_t o = kw - AW.pb;
+            const V v = *(const VU *)(Vp + x + o + j * VL);
+            if (o < 0) return col[j] >= (Lane)-o ? v : idv;
+            if (o > 0) return col[j] < (Lane)(W - o) ? v : idv;
+            return v;
+        };
+        for (int j = 0; j < NV; ++j) {
+            col[j] = *(const MU *)(pcol + x + j * VL);
+            acc[j] = tap(0, j);
+        }
+        for (int64_t kw = 1; kw < k; ++kw)
+            for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], tap(kw, j));
+        for (int j = 0; j < NV; ++j) {
+            if constexpr (K == kMax) store_as<T, true>(out + x + j * VL, acc[j]);
+            else store_as<T>(out + x + j * VL, acc[j] / *(const VU *)(pdiv + x + j * VL));
+        }
+    }
+    template <int KW>
+    void plane_w_pass(const Acc *Vp, T *__restrict out, int64_t ny) {
+        constexpr int64_t VL = Vec<T>::lanes;
+        constexpr int NV = 2;
+        int64_t x = 0;
+        for (; x + NV * VL <= ny; x += NV * VL) plane_block<KW, NV>(Vp, out, x);
+        for (; x + VL <= ny; x += VL) plane_block<KW, 1>(Vp, out, x);
+        if (x < ny && ny >= VL) {   // the same bits again where it overlaps
+            plane_block<KW, 1>(Vp, out, ny - VL);
+            return;
+        }
+        const Acc id0 = identity<T, K>();
+        for (; x < ny; ++x) {   // a chunk under one vector
+            Acc acc = id0;
+            for (int64_t kw = 0; kw < AW.k; ++kw) {
+                const int64_t o = kw - AW.pb, iw = pcol[x] + o;
+                const Acc v = iw >= 0 && iw < AW.in ? Vp[x + o] : id0;
+                acc = kw == 0 ? v : combine<Acc, K>(acc, v);
+            }
+            if constexpr (K == kMax) out[x] = Traits<T>::store(acc);
+            else out[x] = AvgOut<T, K>::make(acc, pdiv[x], 0, QParams(c));
+        }
+    }
+
+    // Values, one lane, plane_window: output rows [oh0, oh1) as one flat run
+    // of positions.  The H taps pool runs of rows with the same taps at once
+    // (row offsets W apart), then the W taps are flat offsets masked at the
+    // rows' ends, with a divisor per position: the padded rows' sums and
+    // maxima, taps in order, with no loop per row.
+    void chunk_plane(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const int64_t W = AW.in, ny = (oh1 - oh0) * W;
+        const T *X = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh0 * W;
+        Acc *Vp = fB + AW.pb;   // W - 1 positions before it are the slack the masked taps read
+        for (int64_t oh = oh0; oh < oh1;) {
+            const int64_t kb = AH.kbeg[oh], ke = AH.kend[oh];
+            int64_t oe = oh + 1;
+            while (oe < oh1 && AH.kbeg[oe] == kb && AH.kend[oe] == ke) ++oe;
+            for (int64_t t = 0; t < ke - kb; ++t) toff[t] = t * W;
+            taps_reduce<T, K, false, T>(Vp + (oh - oh0) * W, nullptr, X + (oh - AH.pb + kb) * W, nullptr, toff,
+                                        ke - kb, (oe - oh) * W);
+            oh = oe;
+        }
+        if (K == kAvg && (oh0 != pdiv_lo || oh1 != pdiv_hi)) {
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                const Div dh = (Div)(AD.div[od] * AH.div[oh]);
+                for (int64_t w = 0; w < W; ++w) pdiv[(oh - oh0) * W + w] = dh * wdiv[w];
+            }
+            pdiv_lo = oh0, pdiv_hi = oh1;
+        }
+        if (AW.k == 3) plane_w_pass<3>(Vp, out, ny);
+        else plane_w_pass<0>(Vp, out, ny);
+    }
+
     // Row operations of chunk_vstream over the n valid columns; rows are of
     // T (widened on load) or of accumulators, combined in scan order.
     // d = a (+) b, or d = a (b null).
@@ -1071,6 +1175,8 @@ struct SepPass {
             case 0x33: direct_rows<3, 3>(n, ch, od, oh0, oh1); break;
             default: direct_rows<4, 4>(n, ch, od, oh0, oh1); break;
             }
+        } else if (plane) {
+            chunk_plane(n, ch, od, oh0, oh1);
         } else if (!I && g.vstream) {
             chunk_vstream(n, ch, od, oh0, oh1);
         } else if (g.flat) {

@@ -262,6 +262,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.chunk < AH.out) g.chunk = g.chunk < g.align ? g.align : g.chunk - g.chunk % g.align;
         if (g.chunk > AH.out) g.chunk = AH.out;
     }
+    g.plane = g.flat && !g.vstream && !with_idx && p.kind != kQAvg && plane_fits(AD, AH, AW);
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
@@ -447,8 +448,10 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     if (v == kSepPlane || v == kSepLanes) {
         const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
         // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
-        std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact ? "+wslide" : "",
-                      g.v_dbl ? "+hslide" : "");
+        // +plane: chunks of rows as flat planes (the other passes do not run)
+        if (g.plane) std::snprintf(buf, sizeof buf, "%s:%s+plane", isa_name(p->isa), variant_name(v));
+        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact ? "+wslide" : "",
+                           g.v_dbl ? "+hslide" : "");
     } else {
         std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));
     }

@@ -304,6 +304,49 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
             0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
+# NCX "same" stride-1 windows (the plane keeps its size) over rows of at most
+# 64 positions: a chunk of rows pools as one flat run of positions, its W
+# taps masked at the rows' ends, a divisor per position.  Rows of 28, rows
+# under a vector (vectors span rows), rows of exactly 64, asymmetric
+# SAME_UPPER pads, windows wider than the plane, a 1-D row, a plane under
+# one vector (no whole vector at all).
+FLAT_PLANES = [
+    ((1, 6, 28, 28), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 5, 7, 7), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 3, 17, 64), dict(kernel=[5, 3], pads_begin=[2, 1], pads_end=[2, 1])),
+    ((1, 4, 12, 9), dict(kernel=[4, 2], pads_begin=[1, 0], pads_end=[2, 1])),
+    ((1, 3, 9, 13), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((1, 3, 5, 4), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((2, 5, 30), dict(kernel=[3], pads_begin=[1], pads_end=[1])),
+    ((1, 4, 3, 3), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind,exclude_pad", [("AvgPool", True), ("AvgPool", False), ("MaxPool", None)])
+@pytest.mark.parametrize("shape,attrs", FLAT_PLANES, ids=[str(c[0]) for c in FLAT_PLANES])
+def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclude_pad, dtype):
+    """Flat planes give the bits of the widened rows (a W stride of 2 takes
+    those) at every thread count, and the reference's values."""
+    attrs = dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
+    x = make_input(kind, shape[:-1] + (2 * shape[-1],), dtype, 9)
+    view = x[..., ::2]
+    dense = np.ascontiguousarray(view)
+    pd = dp.PoolingDesc(kind, dense.shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable+plane"), prim.kernel_name
+    got = prim.execute(dense).astype(np.float64)
+    np.testing.assert_array_equal(got, prim.execute(view).astype(np.float64))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
+    want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, view) + (
+            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
 # NXC windows that share no W columns over a src of 16 MB or more (the
 # channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
 # window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
