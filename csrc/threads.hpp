@@ -7,7 +7,8 @@
 namespace dnnpool {
 
 // Runs fn(arg, i) for every chunk i in [0, chunks) on the calling thread and
-// up to `helpers` pool threads, each taking the next unclaimed chunk; returns
+// up to `helpers` pool threads, each taking the next unclaimed chunk (the
+// caller from the front, helpers from the back); returns
 // once every chunk is done.  The caller never waits for a helper that has not
 // started: a helper whose core is taken (another library's spinning workers,
 // another process) finds the chunks gone when it wakes, and the call costs at
