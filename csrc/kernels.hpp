@@ -134,20 +134,25 @@ struct AvgOut<T, kQAvg> {
     }
 };
 
-// AvgOut<T, kQAvg>::make on a vector of sums (8-bit T), the same float
-// operations per lane (q.scale_div = q.scale / div, as make forms it);
-// clamping before rounding is equivalent (the bounds are integers), and it
-// keeps |y| small enough for the add-subtract rounding trick.
-template <typename T, typename V>
-static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, QParams q) {
-    typedef float F __attribute__((vector_size(sizeof(V))));
-    F y = __builtin_convertvector(sum - nvalid * q.zp_in, F) * q.scale_div + q.zp_out;
+// AvgOut<T, kQAvg>::make on a vector of sums (8-bit T) with a count and a
+// scale_div (q.scale / div, as make forms it) per lane: the same float
+// operations per lane; clamping before rounding is equivalent (the bounds
+// are integers), and it keeps |y| small enough for the add-subtract
+// rounding trick.  store_qavg_vec: one count and q.scale_div for all lanes.
+template <typename T, typename V, typename F>
+static inline void store_qavg_lanes(T *o, V sum, V nvalid, F scale_div, QParams q) {
+    F y = __builtin_convertvector(sum - nvalid * q.zp_in, F) * scale_div + q.zp_out;
     const F lo = (F){} + Traits<T>::qmin(), hi = (F){} + Traits<T>::qmax();
     y = y < lo ? lo : y;
     y = y > hi ? hi : y;
     const F magic = (F){} + 12582912.0f;   // 1.5 * 2^23: rounds to an integer, ties to even
     y = (y + magic) - magic;
     isa_store_8bit(o, (IsaI32)__builtin_convertvector(y, V));
+}
+template <typename T, typename V>
+static inline void store_qavg_vec(T *o, V sum, int32_t nvalid, QParams q) {
+    typedef float F __attribute__((vector_size(sizeof(V))));
+    store_qavg_lanes<T>(o, sum, (V){} + nvalid, (F){} + q.scale_div, q);
 }
 
 // Combining a left (earlier in scan order) and a right partial result: sums

@@ -65,6 +65,7 @@ struct SepPass {
     typedef typename IdxVec<Acc>::Lane Lane;
     Lane *pcol;               // chunk_plane: the column of each position of a chunk
     Div *pdiv;                // chunk_plane: the divisor of each position of the chunk [pdiv_lo, pdiv_hi)
+    int32_t *pcnt;            // ... and (quantized averages) its count of input elements
     int64_t pdiv_lo = -1, pdiv_hi = -1;
     // Float maxima: output rows [clean_lo, clean_hi) of the chunk have
     // stacked rows known to hold no NaN (C lanes: their shared blocks probed
@@ -114,6 +115,7 @@ struct SepPass {
         plane = plane_window();
         pcol = (Lane *)fA;
         pdiv = (Div *)fC;
+        pcnt = (int32_t *)fP;
         if (plane)
             for (int64_t x = 0; x < g.chunk * AW.in + Vec<T>::lanes; ++x) pcol[x] = (Lane)(x % AW.in);
     }
@@ -952,8 +954,16 @@ struct SepPass {
         for (int64_t kw = 1; kw < k; ++kw)
             for (int j = 0; j < NV; ++j) acc[j] = vcombine<K>(acc[j], tap(kw, j));
         for (int j = 0; j < NV; ++j) {
-            if constexpr (K == kMax) store_as<T, true>(out + x + j * VL, acc[j]);
-            else store_as<T>(out + x + j * VL, acc[j] / *(const VU *)(pdiv + x + j * VL));
+            const int64_t at = x + j * VL;
+            if constexpr (K == kMax) {
+                store_as<T, true>(out + at, acc[j]);
+            } else if constexpr (K == kAvg) {
+                store_as<T>(out + at, acc[j] / *(const VU *)(pdiv + at));
+            } else {
+                typedef Div FU __attribute__((vector_size(kVecBytes), aligned(alignof(Div))));
+                const QParams q(c);
+                store_qavg_lanes<T>(out + at, acc[j], *(const VU *)(pcnt + at), q.scale / *(const FU *)(pdiv + at), q);
+            }
         }
     }
     template <int KW>
@@ -976,7 +986,7 @@ struct SepPass {
                 acc = kw == 0 ? v : combine<Acc, K>(acc, v);
             }
             if constexpr (K == kMax) out[x] = Traits<T>::store(acc);
-            else out[x] = AvgOut<T, K>::make(acc, pdiv[x], 0, QParams(c));
+            else out[x] = AvgOut<T, K>::make(acc, pdiv[x], K == kQAvg ? pcnt[x] : 0, QParams(c));
         }
     }
 
@@ -999,10 +1009,14 @@ struct SepPass {
                                         ke - kb, (oe - oh) * W);
             oh = oe;
         }
-        if (K == kAvg && (oh0 != pdiv_lo || oh1 != pdiv_hi)) {
+        if (K != kMax && (oh0 != pdiv_lo || oh1 != pdiv_hi)) {   // emit's divisors and counts
             for (int64_t oh = oh0; oh < oh1; ++oh) {
                 const Div dh = (Div)(AD.div[od] * AH.div[oh]);
-                for (int64_t w = 0; w < W; ++w) pdiv[(oh - oh0) * W + w] = dh * wdiv[w];
+                const int32_t vc = (int32_t)(AH.kend[oh] - AH.kbeg[oh]);
+                for (int64_t w = 0; w < W; ++w) {
+                    pdiv[(oh - oh0) * W + w] = dh * wdiv[w];
+                    if constexpr (K == kQAvg) pcnt[(oh - oh0) * W + w] = vc * wcnt[w];
+                }
             }
             pdiv_lo = oh0, pdiv_hi = oh1;
         }

@@ -262,7 +262,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
         if (g.chunk < AH.out) g.chunk = g.chunk < g.align ? g.align : g.chunk - g.chunk % g.align;
         if (g.chunk > AH.out) g.chunk = AH.out;
     }
-    g.plane = g.flat && !g.vstream && !with_idx && p.kind != kQAvg && plane_fits(AD, AH, AW);
+    g.plane = g.flat && !g.vstream && !with_idx && plane_fits(AD, AH, AW);
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64

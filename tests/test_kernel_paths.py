@@ -640,6 +640,38 @@ def test_quantized_paths_match_reference(dtype, layout):
 
 
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
+@pytest.mark.parametrize("exclude_pad", [True, False])
+@pytest.mark.parametrize("shape,attrs", FLAT_PLANES[:4], ids=[str(c[0]) for c in FLAT_PLANES[:4]])
+def test_quantized_averages_over_flat_planes(shape, attrs, exclude_pad, dtype):
+    """QLinearAveragePool's NCX planes as flat planes: a count and a divisor
+    per position, requantised in vector lanes; the widened rows' bits (a W
+    stride of 2) at every thread count, and the reference's values (a near
+    tie may round the other way)."""
+    rng = np.random.default_rng(11)
+    lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
+    x = rng.integers(lo, hi, shape[:-1] + (2 * shape[-1],)).astype(np.uint8 if dtype == "u8" else np.int8)
+    view = x[..., ::2]
+    dense = np.ascontiguousarray(view)
+    q = dict(src_scale=0.05, src_zero_point=10 if dtype == "u8" else -3, dst_scale=0.04,
+             dst_zero_point=128 if dtype == "u8" else 2)
+    attrs = dict(attrs, exclude_pad=exclude_pad)
+    pd = dp.PoolingDesc("AvgPool", dense.shape, dtype, data_format="NCX", **attrs, **q)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable+plane"), prim.kernel_name
+    got = prim.execute(dense)
+    np.testing.assert_array_equal(got, prim.execute(view))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense))
+    full = dict(attrs, kind="AvgPool", data_format="NCX", **q)
+    small = dense[:, :2]   # the exact oracle is slow
+    diff = got[:, :2].astype(np.int32) - reference.pool(small, full).astype(np.int32)
+    exact = reference.unrounded_average(small, full)
+    near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
+    assert np.abs(diff).max() <= 1
+    assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+
+
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
 def test_quantized_sums_at_the_16_bit_limit(dtype):
     """128 taps of the extreme value (the most the 16-bit sums take) and 130 (32-bit sums)."""
     extreme = 255 if dtype == "u8" else -128
