@@ -10,6 +10,9 @@
 //   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
 //     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
+// One lane with a "same" stride-1 window over rows of at most 64 positions
+// (kPlaneMaxRow) pools a chunk of rows as one flat run of positions
+// (chunk_plane): H taps over runs of rows, W taps masked at the rows' ends.
 // One lane with a small window (k2/k3 s2, k3 s3, k4 s4: most NCX
 // downsampling; k2/k3 s1) fuses the W pass and the finish in registers
 // (kernels_phases.hpp), reading the stacked D/H result or, for windows of
@@ -999,7 +1002,7 @@ struct SepPass {
         const int64_t W = AW.in, ny = (oh1 - oh0) * W;
         const T *X = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh0 * W;
-        Acc *Vp = fB + AW.pb;   // W - 1 positions before it are the slack the masked taps read
+        Acc *Vp = fB + AW.pb;   // AW.pb positions of slack before it: taps the column mask drops read them
         for (int64_t oh = oh0; oh < oh1;) {
             const int64_t kb = AH.kbeg[oh], ke = AH.kend[oh];
             int64_t oe = oh + 1;
