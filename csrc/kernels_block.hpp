@@ -18,16 +18,19 @@ constexpr int64_t kStreamRowBytes = 2048;
 constexpr int64_t kStreamMinTaps = 24;
 constexpr int kStreamTaps = 8;   // taps per pass over the partial results
 // Output points whose W windows share no columns, over a src this large
-// (beyond the caches: it streams from DRAM), prefetch the next point's
-// window while they reduce their own: the point's loads, a few KB spread
+// (beyond the caches: it streams from DRAM), prefetch the window of the
+// point kAheadDisjoint on while they reduce their own: the point's loads, a few KB spread
 // over its taps' rows, are too short a stream for the hardware prefetchers.
 // Measured: 1-D k4 s4 NXC (32 MB) 0.59-0.82 of the time at 1 thread,
 // 0.74-0.95 at 2, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68-0.86, VGG
 // k2 s2 at batch 8 (51 MB) unchanged; on cache-resident shapes (VGG and
 // DenseNet at batch 1) the prefetches cost 1.12-1.15x, hence the floor.
 constexpr int64_t kPrefetchMinBytes = 16 << 20;
-// How many points on overlapping windows prefetch (channel_block_rows).
-constexpr int64_t kAheadPoints = 4;
+// How many points on disjoint and overlapping windows prefetch
+// (channel_block_rows).  Two points on rather than one, 1 and 2 threads:
+// VGG k2 s2 at batch 8 0.89-0.93, the 1-D k4 s4 0.77-1.00, DenseNet k2 s2
+// at batch 8 0.98-1.05; four points on was mixed (DenseNet 1.18).
+constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 
 // Whether src reaches the prefetching floor.
 template <typename T>
@@ -464,9 +467,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
-    // The next output point's window, this far on (prefetch_window); 0: none.
+    // The window of output point ow + kAheadDisjoint, this far on
+    // (prefetch_window); 0: none.
     const bool prefetch = !WithIdx && !stream && AW.out > 1 && src_past_prefetch_floor<T>(c);
-    const int64_t ahead = prefetch && windows_disjoint(AW) ? AW.s * c->ss[4] : 0;
+    const int64_t ahead = prefetch && windows_disjoint(AW) ? kAheadDisjoint * AW.s * c->ss[4] : 0;
     // Overlapping windows (k3 s2): the columns that point ow + kAheadPoints
     // adds to its window, while ow reduces its own.  Measured against none,
     // 1 and 2 threads: ResNet-50 k3 s2 p1 at batch 32 (128 MB) 0.61, the 3-D
