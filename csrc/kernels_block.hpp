@@ -19,9 +19,10 @@ constexpr int64_t kStreamMinTaps = 24;
 constexpr int kStreamTaps = 8;   // taps per pass over the partial results
 // Output points whose W windows share no columns, over a src this large
 // (beyond the caches: it streams from DRAM), prefetch the window of the
-// point kAheadDisjoint on while they reduce their own: the point's loads, a few KB spread
-// over its taps' rows, are too short a stream for the hardware prefetchers.
-// Measured: 1-D k4 s4 NXC (32 MB) 0.59-0.82 of the time at 1 thread,
+// point kAheadDisjoint on while they reduce their own: the point's loads, a
+// few KB spread over its taps' rows, are too short a stream for the
+// hardware prefetchers.  Measured (one point on, against none):
+// 1-D k4 s4 NXC (32 MB) 0.59-0.82 of the time at 1 thread,
 // 0.74-0.95 at 2, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68-0.86, VGG
 // k2 s2 at batch 8 (51 MB) unchanged; on cache-resident shapes (VGG and
 // DenseNet at batch 1) the prefetches cost 1.12-1.15x, hence the floor.

@@ -120,11 +120,6 @@ static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
     const int64_t b = is_max ? (k + a - 1) / a : k / a;
     return a + b + (is_max ? 0 : k - a * b);
 }
-// Output rows of a block whose stride-1 windows share their rows' loads and
-// partial results (taps_shared); with C lanes (unit > 1) the W pass's taps
-// share output columns the same way from k = kShareRows on: (k + G - 1) / G
-// loads and (k + 3G - 6) / G combines per output, costed as their mean
-// (rounded up).
 // Values over one lane whose stride-1 undilated windows keep the plane's
 // size ("same" padding), 2-D or 1-D, with rows of at most kPlaneMaxRow
 // positions and windows of at most kPlaneMaxTaps along each axis, pool a
@@ -139,6 +134,12 @@ static inline bool plane_fits(const AxisPlan &AD, const AxisPlan &AH, const Axis
     auto same = [](const AxisPlan &A) { return A.s == 1 && A.d == 1 && A.out == A.in && A.k <= kPlaneMaxTaps; };
     return AD.in == 1 && AD.out == 1 && AD.k == 1 && same(AH) && same(AW) && AW.in <= kPlaneMaxRow;
 }
+
+// Output rows of a block whose stride-1 windows share their rows' loads and
+// partial results (taps_shared); with C lanes (unit > 1) the W pass's taps
+// share output columns the same way from k = kShareRows on: (k + G - 1) / G
+// loads and (k + 3G - 6) / G combines per output, costed as their mean
+// (rounded up).
 constexpr int64_t kShareRows = 4;
 static inline int64_t taps_loads(int64_t k, int64_t unit) {
     constexpr int64_t G = kShareRows;
