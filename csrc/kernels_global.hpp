@@ -46,7 +46,7 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
                 int64_t at = -1;
                 for (int64_t q = 0; q < P; ++q) {
                     const Acc x = Traits<T>::load(p[q]);
-                    if (v != v ? x != x : x == v) { at = q; break; }
+                    if (is_nan(v) ? is_nan(x) : x == v) { at = q; break; }
                 }
                 if (at >= 0) {
                     *o = p[at];   // the first maximum itself (a +0/-0 tie keeps the first)

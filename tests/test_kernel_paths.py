@@ -8,6 +8,7 @@ for the instruction sets this CPU has, with every ISA variant (DNNPOOL_ISA caps
 the dispatch in a subprocess).
 """
 import os
+import re
 import sys
 
 import ml_dtypes
@@ -703,6 +704,19 @@ def test_every_isa_variant_passes(isa):
     assert " passed" in run.stdout
     check = run_python(["-c", "import dnnpool; print(dnnpool.isa())"], DNNPOOL_ISA=isa)
     assert check.stdout.strip() == isa
+
+
+def test_kernels_compare_halves_in_hardware():
+    """No kernel compares _Float16 values through libgcc (__eqhf2 and kin:
+    GCC narrows a comparison of two widened halves back to one, a call per
+    value on CPUs without AVX512-FP16, which made f16 channel tails 14x
+    slower); only conversions may be library calls (the baseline build has
+    no F16C)."""
+    with open(dp._core.__file__, "rb") as lib:
+        image = lib.read()
+    calls = {name.decode() for name in
+             re.findall(rb"__(?:eq|ne|lt|le|gt|ge|unord|cmp)hf2", image)}
+    assert not calls, calls
 
 
 def _available_bytes():
