@@ -363,11 +363,19 @@ static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const i
 // differently from the row-major register blocks: a few ulps, never more than
 // a window's own rounding; quantized sums are exact integers either way).
 // A block walks a whole row, so only short channel rows slide (long ones
-// reach the next position a page away); stride 2 (k3 s2) measured slower
-// than the register blocks, so only stride 1 slides.  Rows dense in (w, c)
-// go as flat rows instead (the same order and bits, faster): what slides are
-// quantized averages (16-bit sums) and rows with gaps between columns.
-constexpr int kSlideVecs = 2;   // vectors per block: KW + 2 blocks stay in AVX2's 16 registers
+// reach the next position a page away).  Stride-1 rows dense in (w, c) go as
+// flat rows instead (the same order and bits, faster): what slides at stride
+// 1 are quantized averages (16-bit sums) and rows with gaps between columns.
+// k3 s2 slides when its sums are exact (maxima, quantized averages), so that
+// an output's bits do not depend on the batch size (past the prefetching
+// floor points go one by one), and only below that floor: ResNet-50 k3 s2
+// p1 max NXC 0.78 of the register blocks' time, the 3-D k3 s2 p1 0.87, 8-bit
+// maxima 0.50; from DRAM the 3-D case took 1.13-1.33 (the register blocks
+// prefetch, slides do not).  Float averages summed column by column in the
+// register blocks too cost up to 1.1 (3x on channel tails).
+// Vectors per block: KW + 2 blocks stay in the registers (16 on AVX2, 32 on
+// AVX-512); a channel remainder of half a block or more slides as one.
+constexpr int kSlideVecs = kVecBytes == 64 ? 4 : 2;
 constexpr int64_t kSlideRowBytes = 1024;
 
 // The vector arithmetic of a slid block: 8-bit quantized sums in 16-bit
@@ -391,46 +399,46 @@ struct SlideOps<T, kQAvg> {
     static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
 
-// One input column of a slid block, kSlideVecs vectors.
-template <typename T, int K>
+// One input column of a slid block, NV vectors.
+template <typename T, int K, int NV>
 struct SlideCol {
-    typename SlideOps<T, K>::V v[kSlideVecs];
+    typename SlideOps<T, K>::V v[NV];
 };
 
 // One input column of a slid block: its (d, h) rows reduced (nrows >= 1).
-template <typename T, int K>
-static inline SlideCol<T, K> slide_column(const T *pc, const int64_t *roff, int64_t nrows) {
+template <typename T, int K, int NV>
+static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows) {
     typedef SlideOps<T, K> Ops;
-    SlideCol<T, K> col;
+    SlideCol<T, K, NV> col;
 #pragma GCC unroll 4
-    for (int j = 0; j < kSlideVecs; ++j) col.v[j] = Ops::load(pc + roff[0] + j * Ops::lanes);
+    for (int j = 0; j < NV; ++j) col.v[j] = Ops::load(pc + roff[0] + j * Ops::lanes);
     for (int64_t r = 1; r < nrows; ++r)
 #pragma GCC unroll 4
-        for (int j = 0; j < kSlideVecs; ++j) col.v[j] = Ops::combine(col.v[j], Ops::load(pc + roff[r] + j * Ops::lanes));
+        for (int j = 0; j < NV; ++j) col.v[j] = Ops::combine(col.v[j], Ops::load(pc + roff[r] + j * Ops::lanes));
     return col;
 }
 
 // Output columns [ow0, ow1) (every one sees all KW columns) of one block of
-// kSlideVecs vectors: p at the block's channels of input column 0, roff the
+// NV vectors: p at the block's channels of input column 0, roff the
 // window's (d, h) rows (nrows >= 1), o at the block's channels of output 0.
-template <typename T, int K, int KW, int S>
+template <typename T, int K, int KW, int S, int NV>
 static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t ws, T *o, int64_t os,
                         int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c) {
     typedef SlideOps<T, K> Ops;
     typedef typename Ops::V V;
     const int32_t nvalid = (int32_t)(nrows * KW);
-    SlideCol<T, K> col[KW];   // the window's columns, left to right (registers: every index is constant)
+    SlideCol<T, K, NV> col[KW];   // the window's columns, left to right (registers: every index is constant)
 #pragma GCC unroll 4
-    for (int kw = S; kw < KW; ++kw) col[kw] = slide_column<T, K>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows);
+    for (int kw = S; kw < KW; ++kw) col[kw] = slide_column<T, K, NV>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows);
     for (int64_t ow = ow0; ow < ow1; ++ow) {
 #pragma GCC unroll 4
         for (int kw = 0; kw < KW - S; ++kw) col[kw] = col[kw + S];
 #pragma GCC unroll 4
-        for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K>(p + (ow * S - pb + kw) * ws, roff, nrows);
+        for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K, NV>(p + (ow * S - pb + kw) * ws, roff, nrows);
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
         const QParams q = point_params<K>(c, div);
 #pragma GCC unroll 4
-        for (int j = 0; j < kSlideVecs; ++j) {
+        for (int j = 0; j < NV; ++j) {
             V acc = col[0].v[j];
 #pragma GCC unroll 4
             for (int kw = 1; kw < KW; ++kw) acc = Ops::combine(acc, col[kw].v[j]);
@@ -441,18 +449,20 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
 
 typedef void (*SlideFn)(const void *, const int64_t *, int64_t, int64_t, void *, int64_t, int64_t, int64_t, int64_t,
                         int64_t, const AxisPlan &, const ExecCtx *);
-template <typename T, int K, int KW, int S>
+template <typename T, int K, int KW, int S, int NV>
 static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows, int64_t ws, void *o, int64_t os,
                                int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW,
                                const ExecCtx *c) {
-    slide_block<T, K, KW, S>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c);
+    slide_block<T, K, KW, S, NV>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c);
 }
-// The slid shapes: k3 s1 (inception), k2 s1; null otherwise.
-template <typename T, int K>
-static SlideFn slide_fn(const AxisPlan &AW) {
+// The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet) as above;
+// null otherwise.
+template <typename T, int K, int NV>
+static SlideFn slide_fn(const AxisPlan &AW, bool prefetch) {
     if (AW.d != 1) return nullptr;
-    if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1>;
-    if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1>;
+    if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV>;
+    if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV>;
+    if (AW.k == 3 && AW.s == 2 && !prefetch && K != kAvg) return slide_block_erased<T, K, 3, 2, NV>;
     return nullptr;
 }
 
@@ -478,7 +488,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // k3 s2 p1 at batch 8 (51 MB) 0.66-0.70.
     const int64_t ahead_cols =
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
-    const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes ? nullptr : slide_fn<T, K>(AW);
+    // Blocks of kSlideVecs vectors, then one of half as many
+    const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes
+                              ? nullptr : slide_fn<T, K, kSlideVecs>(AW, prefetch);
+    const SlideFn slide_half = slide ? slide_fn<T, K, kSlideVecs / 2>(AW, prefetch) : nullptr;
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -573,6 +586,11 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
             for (; c_done + SB <= C; c_done += SB)
                 slide(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW, c);
+            if (c_done + SB / 2 <= C) {
+                slide_half(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh,
+                           AW, c);
+                c_done += SB / 2;
+            }
             ow0 = fw0, ow1 = fw1;
         }
         for (int64_t ow = 0; ow < AW.out; ++ow) {

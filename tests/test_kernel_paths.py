@@ -367,7 +367,9 @@ PREFETCHED = [
 @pytest.mark.parametrize("layout,shape,attrs,variant", PREFETCHED, ids=[f"{c[0]}-{c[1]}" for c in PREFETCHED])
 def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attrs, variant, kind):
     """The whole batch (past the prefetching floor) gives the bits of each
-    batch item pooled alone (a src below it), and the reference's values."""
+    batch item pooled alone (a src below it), and the reference's values.
+    NXC k3 s2 maxima: an item alone slides over columns, the batch goes
+    point by point."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = make_input(kind, shape, "f32", 8)
     if layout == "NXC":
@@ -387,6 +389,68 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
         np.testing.assert_array_equal(got[1][-1:], want.astype(np.float32))
     else:
         np.testing.assert_allclose(got[1][-1:], want, rtol=0, atol=tolerance("f32", x))
+
+
+# NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
+# slide over their columns below the prefetching floor: whole blocks (64
+# channels of 32-bit lanes on AVX-512, 32 on AVX2; 16-bit quantized sums twice
+# as many), then one half block, then a channel tail point by point; border
+# columns point by point.  Odd and even widths (a clipped last window or
+# not), ceil rounding, a 3-D window, stride 1 in H.
+SLID_STRIDE_2 = [
+    ((1, 101, 9, 12), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 51, 7, 11), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 32, 8, 13), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+    ((1, 40, 5, 9, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((1, 200, 6, 10), dict(kernel=[3, 3], strides=[1, 2], pads_begin=[1, 0], pads_end=[1, 1])),
+]
+
+
+def _integers(shape, dtype, seed):
+    lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
+    return np.random.default_rng(seed).integers(lo, hi, shape).astype(np.uint8 if dtype == "u8" else np.int8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
+@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
+def test_nxc_k3_s2_maxima_slide_over_columns(shape, attrs, dtype):
+    """Slid k3 s2 maxima give the reference's values, the same bits at 1, 2
+    and 3 threads, and the values of the index path (point by point)."""
+    x = _integers(shape, dtype, 11) if dtype in ("u8", "s8") else make_input("MaxPool", shape, dtype, 11)
+    x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x).astype(np.float64)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x).astype(np.float64))
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(got, want.astype(x.dtype).astype(np.float64))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0].astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
+@pytest.mark.parametrize("exclude_pad", [True, False])
+@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
+def test_nxc_k3_s2_quantized_averages_slide_over_columns(shape, attrs, exclude_pad, dtype):
+    """Slid k3 s2 quantized averages: the same bits at 1, 2 and 3 threads and
+    the reference's values (a near tie may round the other way)."""
+    x = np.ascontiguousarray(np.moveaxis(_integers(shape, dtype, 12), 1, -1))
+    q = dict(src_scale=0.05, src_zero_point=10 if dtype == "u8" else -3, dst_scale=0.04,
+             dst_zero_point=128 if dtype == "u8" else 2)
+    attrs = dict(attrs, exclude_pad=exclude_pad)
+    pd = dp.PoolingDesc("AvgPool", x.shape, dtype, data_format="NXC", **attrs, **q)
+    got = dp.Pooling(pd).execute(x)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x))
+    pick = [c for c in (0, 31, 32, 63, 64, 100, 127, 128, 191, 192, 199) if c < x.shape[-1]]
+    small = x[..., pick]   # the exact oracle is slow: channels of each block
+    full = dict(attrs, kind="AvgPool", data_format="NXC", **q)
+    diff = got[..., pick].astype(np.int32) - reference.pool(small, full).astype(np.int32)
+    exact = reference.unrounded_average(small, full)
+    near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
+    assert np.abs(diff).max() <= 1
+    assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
 
 
 def placed(x, offset_bytes):
