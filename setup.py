@@ -24,12 +24,8 @@ ParallelCompile("DNNPOOL_BUILD_JOBS", needs_recompile=lambda obj, src: True).ins
 # -fno-tree-loop-distribute-patterns: GCC would turn the kernels' copy and
 # fill loops into memmove/memset calls, one per short row (NCX rows of 7-56
 # values); inline loops took 0.86-0.92 of those shapes' time.
-# -falign-loops=64: a window's tap loop runs 2-3 times per output point, and
-# one that straddles a 64-byte line (GCC aligns to 32) took 1.25x as long on
-# AMD Zen 4 (NXC k3 s2 averages), so a kernel's speed moved with unrelated
-# code changes; the extension grows 3%.
-compile_args = ["-std=c++17", "-O3", "-fopenmp", "-fno-math-errno", "-fno-tree-loop-distribute-patterns",
-                "-falign-loops=64", "-Wall", "-Wno-unused-function"]
+compile_args = ["-std=c++17", "-O3", "-fopenmp", "-fno-math-errno", "-fno-tree-loop-distribute-patterns", "-Wall",
+                "-Wno-unused-function"]
 link_args = ["-fopenmp"]
 if os.environ.get("DNNPOOL_DEBUG"):
     compile_args += ["-O0", "-g", "-fsanitize=address,undefined"]
