@@ -375,7 +375,11 @@ static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const i
 // register blocks too cost up to 1.1 (3x on channel tails).
 // Vectors per block: KW + 2 blocks stay in the registers (16 on AVX2, 32 on
 // AVX-512); a channel remainder of half a block or more slides as one.
-constexpr int kSlideVecs = kVecBytes == 64 ? 4 : 2;
+// Float averages keep blocks of 2 and no half block: the larger blocks'
+// code moved their register blocks' timing by up to 1.2x (k3 s2, k3 s3 NXC,
+// the same tap loop), and their slides (gapped stride-1 rows) are rare.
+template <int K>
+constexpr int kSlideVecs = kVecBytes == 64 && K != kAvg ? 4 : 2;
 constexpr int64_t kSlideRowBytes = 1024;
 
 // The vector arithmetic of a slid block: 8-bit quantized sums in 16-bit
@@ -488,10 +492,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // k3 s2 p1 at batch 8 (51 MB) 0.66-0.70.
     const int64_t ahead_cols =
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
-    // Blocks of kSlideVecs vectors, then one of half as many
+    // Blocks of kSlideVecs vectors, then (not float averages) one of half as many
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes
-                              ? nullptr : slide_fn<T, K, kSlideVecs>(AW, prefetch);
-    const SlideFn slide_half = slide ? slide_fn<T, K, kSlideVecs / 2>(AW, prefetch) : nullptr;
+                              ? nullptr : slide_fn<T, K, kSlideVecs<K>>(AW, prefetch);
+    const SlideFn slide_half = slide && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2>(AW, prefetch) : nullptr;
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -582,11 +586,11 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                                (int32_t)(nrows * AW.k), point_params<K>(c, div));
             ow0 = fw0, ow1 = flat1, c_done = C;
         } else if (slide && nrows > 0 && fw1 - fw0 >= 2 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
-            constexpr int64_t SB = kSlideVecs * SlideOps<T, K>::lanes;
+            constexpr int64_t SB = kSlideVecs<K> * SlideOps<T, K>::lanes;
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
             for (; c_done + SB <= C; c_done += SB)
                 slide(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW, c);
-            if (c_done + SB / 2 <= C) {
+            if (slide_half && c_done + SB / 2 <= C) {
                 slide_half(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh,
                            AW, c);
                 c_done += SB / 2;
