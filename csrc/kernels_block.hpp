@@ -148,10 +148,13 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
 
 // One channel block of one output point, no indices: `Full` blocks have
 // kBlockVecs vectors and live in registers; the tail runs element-wise.
-template <typename T, int K, bool Full>
+// Nan = false (full float blocks of maxima): no NaN tests, every loaded
+// vector added into probe[] instead (a NaN, or infinities of both signs,
+// make it NaN; the caller then pools the points again with the tests).
+template <typename T, int K, bool Full, bool Nan = true>
 static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
                                int64_t m, T *o, int64_t nvalid, typename AvgOut<T, K>::Div div,
-                               const ExecCtx *c) {
+                               const ExecCtx *c, typename Vec<T>::V *probe = nullptr) {
     typedef typename Traits<T>::Acc Acc;
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
@@ -164,7 +167,8 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
             for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
                 for (int j = 0; j < kBlockVecs; ++j) {
                     const V v = load_vec<T>(p + j * VL);
-                    acc[j] = vcombine<K>(acc[j], v);
+                    acc[j] = vcombine<K, Nan>(acc[j], v);
+                    if constexpr (!Nan) probe[j] += v;
                 }
             }
         }
@@ -478,6 +482,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const T *src = (const T *)c->src;
     T *dst = (T *)c->dst;
     const int64_t C = c->C;
+    typedef typename Traits<T>::Acc Acc;
+    constexpr bool probe_points = K == kMax && !WithIdx && (__is_same(Acc, float) || __is_same(Acc, double));
     int64_t *roff = (int64_t *)scratch;          // src offsets of the window's (d, h) rows
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
@@ -533,8 +539,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         }
         const int64_t div_dh = AD.div[od] * AH.div[oh];
         const T *src_n = src + n * c->ss[0];
-        // Output point ow, channels [c_first, C).
-        auto point = [&](int64_t ow, int64_t c_first) {
+        // Output point ow, channels [c_first, C); without NaN tests in the
+        // full blocks when nan is false (probe_point).
+        auto point = [&](int64_t ow, int64_t c_first, auto nan, typename Vec<T>::V *probe) {
             const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
             const int64_t iw0 = ow * AW.s - AW.pb + kw0 * AW.d;
             const int64_t nvalid = nrows * nkw;
@@ -570,7 +577,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                             block_point_narrow<T>(p0 + c0, roff, nrows, nkw, kstep, o + c0, nvalid, div, c);
                 }
                 for (; c0 + VB <= C; c0 += VB)
-                    block_point<T, K, true>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c);
+                    block_point<T, K, true, nan.value>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c,
+                                                       probe);
                 if (c0 < C)
                     block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
             }
@@ -597,9 +605,21 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             }
             ow0 = fw0, ow1 = fw1;
         }
+        // Float maxima whose points all go one by one: the row without NaN
+        // tests, probed, and again with them when the probe shows a NaN.
+        if constexpr (probe_points) {
+            if (!stream && ow0 == ow1 && nrows > 0 && C >= VB) {
+                typename Vec<T>::V probe[kBlockVecs] = {};
+                for (int64_t ow = 0; ow < AW.out; ++ow) point(ow, 0, std::false_type{}, probe);
+                bool clean = true;
+                for (int j = 0; j < kBlockVecs; ++j)
+                    for (int l = 0; l < Vec<T>::lanes; ++l) clean &= !is_nan(probe[j][l]);
+                if (clean) continue;
+            }
+        }
         for (int64_t ow = 0; ow < AW.out; ++ow) {
             const int64_t c_first = ow >= ow0 && ow < ow1 ? c_done : 0;
-            if (c_first < C) point(ow, c_first);
+            if (c_first < C) point(ow, c_first, std::true_type{}, nullptr);
         }
     }
 }

@@ -406,6 +406,36 @@ SLID_STRIDE_2 = [
 ]
 
 
+@pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
+@pytest.mark.parametrize("special", ["none", "nan first point", "nan last point", "nan in the tail",
+                                     "infinities of both signs", "nan and infinities"])
+def test_nxc_maxima_point_by_point_probed_for_nan(special, dtype):
+    """NXC maxima whose points all go one by one (k2 s2, k3 s3: windows that
+    share no columns) run without NaN tests and redo a row when its probe
+    shows a NaN (or, falsely, infinities of both signs): the reference's
+    values either way, including the NaN's lane and point only."""
+    rng = np.random.default_rng(13)
+    x = np.round(rng.standard_normal((1, 8, 12, 133)) * 4.0)   # NHWC: a 4-vector block, more, a tail
+    n_, h, w, c = {"nan first point": (0, 2, 0, 3), "nan last point": (0, 7, 11, 70),
+                   "nan in the tail": (0, 5, 6, 131)}.get(special, (0, 0, 0, 0))
+    if special.startswith("nan"):
+        x[n_, h, w, c] = np.nan
+    if "infinities" in special:
+        x[0, 3, 4, 10], x[0, 3, 8, 10], x[0, 2, 1, 40] = np.inf, -np.inf, -np.inf
+    if special == "nan and infinities":
+        x[0, 3, 5, 90] = np.nan
+    x = x.astype(NUMPY[dtype])
+    for attrs in (dict(kernel=[2, 2], strides=[2, 2]), dict(kernel=[3, 3], strides=[3, 3], pads_end=[1, 1])):
+        pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+        prim = dp.Pooling(pd)
+        assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+        got = prim.execute(x).astype(np.float64)
+        want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+        np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+        assert np.isnan(got).sum() == (special.startswith("nan") and 1) + (special == "nan and infinities")
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=2).execute(x).astype(np.float64))
+
+
 def _integers(shape, dtype, seed):
     lo, hi = (0, 256) if dtype == "u8" else (-128, 128)
     return np.random.default_rng(seed).integers(lo, hi, shape).astype(np.uint8 if dtype == "u8" else np.int8)
