@@ -526,6 +526,16 @@ static inline V vmax_nan(V acc, V v) {
     else m = v > acc ? v : acc;
     return v != v ? v : m;   // a NaN tap takes over; a NaN acc stays
 }
+// Whether any lane of a vector of float or double sums is NaN (a probe
+// that loaded values were added into: a NaN among them, or infinities of
+// both signs, leaves a NaN).
+template <typename V>
+static inline bool holds_nan(V v) {
+    bool nan = false;
+    for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
+    return nan;
+}
+
 // combine() on vectors of accumulators; Nan = false: maxima of operands
 // known to hold no NaN (one instruction for floats, the same result).
 template <int K, bool Nan = true, typename V>

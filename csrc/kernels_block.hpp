@@ -540,7 +540,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         const int64_t div_dh = AD.div[od] * AH.div[oh];
         const T *src_n = src + n * c->ss[0];
         // Output point ow, channels [c_first, C); without NaN tests in the
-        // full blocks when nan is false (probe_point).
+        // full blocks when nan is false (probe_points).
         auto point = [&](int64_t ow, int64_t c_first, auto nan, typename Vec<T>::V *probe) {
             const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
             const int64_t iw0 = ow * AW.s - AW.pb + kw0 * AW.d;
@@ -611,10 +611,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             if (!stream && ow0 == ow1 && nrows > 0 && C >= VB) {
                 typename Vec<T>::V probe[kBlockVecs] = {};
                 for (int64_t ow = 0; ow < AW.out; ++ow) point(ow, 0, std::false_type{}, probe);
-                bool clean = true;
-                for (int j = 0; j < kBlockVecs; ++j)
-                    for (int l = 0; l < Vec<T>::lanes; ++l) clean &= !is_nan(probe[j][l]);
-                if (clean) continue;
+                bool nan = false;
+                for (int j = 0; j < kBlockVecs; ++j) nan |= holds_nan(probe[j]);
+                if (!nan) continue;
             }
         }
         for (int64_t ow = 0; ow < AW.out; ++ow) {

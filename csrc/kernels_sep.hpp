@@ -612,8 +612,7 @@ struct SepPass {
             }
         }
         if constexpr (Probe) {
-            for (int64_t l = 0; l < Vec<T>::lanes; ++l)
-                if (probe[l] != probe[l]) return false;
+            if (holds_nan(probe)) return false;
             const bool one_range = full_rows == full_hi - full_lo;
             *lo_out = one_range ? full_lo : 0;
             *hi_out = one_range ? full_hi : 0;
@@ -646,8 +645,7 @@ struct SepPass {
                 for (; x < scan_len; ++x) sum[1][0] += load_one<T>(p[x]);
             }
             const V total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
-            for (int64_t l = 0; l < VL; ++l)
-                if (total[l] != total[l]) nan_row = scan_to;
+            if (holds_nan(total)) nan_row = scan_to;
             scan_to = end;
         }
         return end <= scan_to && end <= nan_row;
