@@ -163,3 +163,24 @@ __attribute__((always_inline)) static inline void strided_idx_taps(const T *p, i
         strided_idx_taps<T, S, KW, J + 1>(p, off0, istep, acc, off);
     }
 }
+
+// Stride 2 over one lane, taking each window row's values once
+// (SepPass::pair_rows): the even (P = 0) or odd (P = 1) positions of the
+// 2 VL consecutive values (a, b), in order: lane i holds position 2i + P.
+template <int P, typename V, int... I>
+__attribute__((always_inline)) static inline V pair_phase(V a, V b, LaneSeq<I...>) {
+    return __builtin_shufflevector(a, b, (2 * I + P)...);
+}
+// The value one output earlier: lane i holds v[i - 1], lane 0 the last lane
+// of `before` (the block before's).
+template <typename V, int... I>
+__attribute__((always_inline)) static inline V lane_up(V before, V v, LaneSeq<I...>) {
+    return __builtin_shufflevector(before, v, (I + (int)sizeof...(I) - 1)...);
+}
+// The value one output later: lane i holds v[i + 1], the last lane lane Q
+// of `after`.
+template <int Q, typename V, int... I>
+__attribute__((always_inline)) static inline V lane_down(V v, V after, LaneSeq<I...>) {
+    constexpr int VL = sizeof...(I);
+    return __builtin_shufflevector(v, after, (I + 1 < VL ? I + 1 : VL + Q)...);
+}

@@ -64,6 +64,7 @@ struct SepPass {
     int64_t part;             // stack_taps: taps per pass
     int fused;                // finish_rows' window (fused_window; 0: the W pass and emit instead)
     int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
+    int pair_code;            // pair_rows' window (pair_window; 0: none)
     bool plane;               // chunk_plane (plane_window)
     typedef typename IdxVec<Acc>::Lane Lane;
     Lane *pcol;               // chunk_plane: the column of each position of a chunk
@@ -115,6 +116,7 @@ struct SepPass {
         part = strip_part();
         fused = fused_window();
         direct_code = direct_window();
+        pair_code = pair_window();
         plane = plane_window();
         pcol = (Lane *)fA;
         pdiv = (Div *)fC;
@@ -272,6 +274,119 @@ struct SepPass {
                     xo[ow] = arg;
                 }
             }
+        }
+    }
+
+    // One lane, stride 2, a window of 2 or 3 taps (pads_begin below it) whose
+    // rows never read past their end (no right padding, and 2 OW values
+    // fill whole vectors), and at most 3 (d, h) rows: pair_rows, straight
+    // from src.  Values as for direct_rows: rows the passes share, and
+    // quantized averages, stay on the passes.  (The 3-D k3 s2 p1's 9 rows,
+    // 56 long, took 1.28-1.44 times the stacked passes' time.)  16 *
+    // pads_begin + KW, or 0.
+    int pair_window() const {
+        constexpr int64_t VL = Vec<T>::lanes;
+        if (I || K == kQAvg || Lanes || AW.s != 2 || AW.d != 1 || AW.k < 2 || AW.k > 3 || AW.pb >= AW.k) return 0;
+        if (AD.k * AH.k > 3) return 0;
+        if (c->ss[4] != 1 || c->ds[4] != 1 || g.align >= 2 || g.v_dbl || g.vstream) return 0;
+        const int64_t OW = AW.out, reach = 2 * OW + (AW.k - 1 - AW.pb == 2 ? 1 : 0);
+        // the last block overlaps the one before, and reads the vector before it
+        if (OW < VL || reach > AW.in || (OW % VL != 0 && 2 * (OW - VL) < VL)) return 0;
+        return (int)(16 * AW.pb + AW.k);
+    }
+
+    // Output rows [oh0, oh1) of pair_window's windows.  A block of VL
+    // outputs reads 2 VL values of each window row once, combines the rows
+    // per load and splits the result into its even and odd positions
+    // (pair_phase).  Tap kw is position 2 ow + kw - PB: the evens or the odds
+    // as they are, or moved by one output, the lane from the block before
+    // (padding for the first) or after (lane_up, lane_down).  Blocks go
+    // along the row, the last one overlapping the one before (and loading
+    // the values before it).  The rows in order, then the taps in order:
+    // the stacked passes' bits.  (Float maxima keep their NaN tests: a
+    // probe, one add per load, costs more than the tests' one compare per
+    // combine.)
+    template <int KW, int PB>
+    void pair_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        int64_t *roff = toff, *ridx = voff;
+        const int64_t ahead = rows_ahead();
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t nrows = window_rows(c, od, oh, roff, ridx);
+            if (nrows == 0) {
+                emit(nullptr, nullptr, n, ch, od, oh, 0);
+                continue;
+            }
+            if (ahead) prefetch_window<T>(src_nc + ahead, roff, nrows, 1, 0, AW.in * (int64_t)sizeof(T));
+            T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+            const Div dh = (Div)(AD.div[od] * AH.div[oh]);
+            switch (nrows) {   // (loads and combines unrolled)
+            case 1: pair_row<KW, PB, 1>(src_nc, roff, o, dh); break;
+            case 2: pair_row<KW, PB, 2>(src_nc, roff, o, dh); break;
+            default: pair_row<KW, PB, 3>(src_nc, roff, o, dh); break;
+            }
+        }
+    }
+    // One output row of pair_rows from its window's NR rows at src_nc + roff[r].
+    template <int KW, int PB, int NR>
+    __attribute__((always_inline)) void pair_row(const T *src_nc, const int64_t *roff, T *o, Div dh) {
+        typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
+        constexpr int64_t VL = Vec<T>::lanes;
+        constexpr LaneIdx<VL> lanes{};
+        constexpr bool kAfter = KW - 1 - PB == 2;   // a tap two on: the next block's first even value
+        const int64_t OW = AW.out, grid = OW / VL, last = OW % VL ? OW - VL : -1;
+        const V pad = V{} + identity<T, K>();
+        const T *row[NR];
+        for (int r = 0; r < NR; ++r) row[r] = src_nc + roff[r];
+        auto rows = [&](int64_t x) __attribute__((always_inline)) {
+            V v = load_any<T>(row[0] + x);
+            for (int r = 1; r < NR; ++r) v = vcombine<K>(v, load_any<T>(row[r] + x));
+            return v;
+        };
+        auto split = [&](int64_t x, V &E, V &O) __attribute__((always_inline)) {
+            const V a = rows(x), b = rows(x + VL);
+            E = pair_phase<0>(a, b, lanes);
+            O = pair_phase<1>(a, b, lanes);
+        };
+        auto finish = [&](int64_t ow, V E, V O, V Eb, V Ob, V Ea) __attribute__((always_inline)) {
+            auto tap = [&](auto kc) __attribute__((always_inline)) {
+                constexpr int t = decltype(kc)::value - PB;
+                if constexpr (t == -2) return lane_up(Eb, E, lanes);
+                else if constexpr (t == -1) return lane_up(Ob, O, lanes);
+                else if constexpr (t == 0) return E;
+                else if constexpr (t == 1) return O;
+                else return Ea;
+            };
+            V v = tap(std::integral_constant<int, 0>{});
+            v = vcombine<K>(v, tap(std::integral_constant<int, 1>{}));
+            if constexpr (KW == 3) v = vcombine<K>(v, tap(std::integral_constant<int, 2>{}));
+            if constexpr (K == kMax) store_as<T, true>(o + ow, v);
+            else if constexpr (K == kAvg) store_as<T>(o + ow, v / (dh * *(const VU *)(wdiv + ow)));
+        };
+        V Eb = pad, Ob = pad, E, O, En = pad, On = pad, Ea = pad;
+        split(0, E, O);
+        for (int64_t j = 0; j < grid; ++j) {
+            const int64_t x0 = 2 * VL * j;
+            const bool more = j + 1 < grid;
+            if (more) split(x0 + 2 * VL, En, On);
+            if constexpr (kAfter) Ea = more ? lane_down<0>(E, En, lanes) : lane_down<VL - 1>(E, rows(x0 + VL + 1), lanes);
+            finish(j * VL, E, O, Eb, Ob, Ea);
+            Eb = E;
+            Ob = O;
+            E = En;
+            O = On;
+        }
+        if (last >= 0) {
+            const int64_t x0 = 2 * last;
+            if constexpr (PB > 0) {
+                const V before = rows(x0 - VL);
+                Eb = pair_phase<0>(before, before, lanes);
+                Ob = pair_phase<1>(before, before, lanes);
+            }
+            split(x0, E, O);
+            if constexpr (kAfter) Ea = lane_down<VL - 1>(E, rows(x0 + VL + 1), lanes);
+            finish(last, E, O, Eb, Ob, Ea);
         }
     }
 
@@ -1181,6 +1296,14 @@ struct SepPass {
         clean_lo = clean_hi = 0;
         if (AD.kend[od] == AD.kbeg[od]) {
             for (int64_t oh = oh0; oh < oh1; ++oh) emit(nullptr, nullptr, n, ch, od, oh, 0);
+        } else if (pair_code) {
+            switch (pair_code) {
+            case 0x02: pair_rows<2, 0>(n, ch, od, oh0, oh1); break;
+            case 0x12: pair_rows<2, 1>(n, ch, od, oh0, oh1); break;
+            case 0x03: pair_rows<3, 0>(n, ch, od, oh0, oh1); break;
+            case 0x13: pair_rows<3, 1>(n, ch, od, oh0, oh1); break;
+            default: pair_rows<3, 2>(n, ch, od, oh0, oh1); break;
+            }
         } else if (direct_code) {
             switch (direct_code) {
             case 0x12: direct_rows<1, 2>(n, ch, od, oh0, oh1); break;

@@ -305,6 +305,59 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
             0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
+# NCX stride-2 windows of 2 or 3 taps that stay inside their rows: blocks
+# of outputs read each window row once and split it into even and odd
+# positions; a tap moved by one output takes a lane from the block before
+# (padding for the first) or after.  Output rows filling whole blocks, a last
+# block overlapping the one before, pads_begin of 0, 1 and 2, windows of 1,
+# 2 and 3 rows, H stride 3; and, not this path, a 3-D window (4, 6 or 9
+# rows) and rows the last window does not reach (ceil rounding).  The blocks
+# differ per ISA (4, 8 or 16 lanes), so the ISA-capped runs take other
+# splits.
+PAIR_ROWS = [
+    ((2, 3, 14, 64), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 3, 9, 56), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 2, 10, 70), dict(kernel=[3, 3], strides=[2, 2])),
+    ((2, 2, 6, 66), dict(kernel=[3, 3], strides=[2, 2])),
+    ((1, 2, 9, 66), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[2, 2], pads_end=[0, 0])),
+    ((1, 4, 8, 64), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 2, 7, 50), dict(kernel=[2, 2], strides=[2, 2], pads_begin=[1, 1], pads_end=[0, 0])),
+    ((1, 2, 5, 6, 56), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((1, 2, 4, 60), dict(kernel=[1, 3], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1])),
+    ((1, 2, 11, 64), dict(kernel=[2, 3], strides=[3, 2], pads_begin=[1, 1], pads_end=[0, 1])),
+    ((1, 2, 9, 64), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+]
+
+
+PAIR_KINDS = [(kind, excl, dtype) for dtype in DTYPES + ("u8", "s8")
+              for kind, excl in (("AvgPool", True), ("AvgPool", False), ("MaxPool", None))
+              if kind == "MaxPool" or dtype not in ("u8", "s8")]   # (quantized averages: paths of their own)
+
+
+@pytest.mark.parametrize("kind,exclude_pad,dtype", PAIR_KINDS)
+@pytest.mark.parametrize("shape,attrs", PAIR_ROWS, ids=[str(c[0]) + str(c[1]["kernel"]) for c in PAIR_ROWS])
+def test_stride_2_pairs_from_src_rows_match_the_stacked_passes(shape, attrs, kind, exclude_pad, dtype):
+    """Contiguous rows (split into even and odd positions) give the bits of
+    rows with a W stride (the stacked passes), the reference's values, and
+    the same bits at 1, 2 and 3 threads."""
+    attrs = dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
+    wide = shape[:-1] + (2 * shape[-1],)
+    x = _integers(wide, dtype, 13) if dtype in ("u8", "s8") else make_input(kind, wide, dtype, 13)
+    view = x[..., ::2]
+    dense = np.ascontiguousarray(view)
+    pd = dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs)
+    got = dp.Pooling(pd).execute(dense).astype(np.float64)
+    np.testing.assert_array_equal(got, dp.Pooling(pd).execute(view).astype(np.float64))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
+    want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got, want.astype(dense.dtype).astype(np.float64))
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, dense) + (
+            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
 # NCX "same" stride-1 windows (the plane keeps its size) over rows of at most
 # 64 positions: a chunk of rows pools as one flat run of positions, its W
 # taps masked at the rows' ends, a divisor per position.  Rows of 28, rows
