@@ -193,6 +193,20 @@ struct SepPass {
         return !Lanes && src_past_prefetch_floor<T>(c) ? kAheadBytes / (int64_t)sizeof(T) : 0;
     }
 
+    // One lane, output row oh straight from src (direct_rows, pair_rows):
+    // its window's (d, h) rows (window_rows: src offsets in toff, index
+    // values in voff), prefetched `ahead` values on; 0 when there are none
+    // (the row is then emitted as empty).
+    int64_t src_window(int64_t n, int64_t ch, int64_t od, int64_t oh, const T *src_nc, int64_t ahead) {
+        const int64_t nrows = window_rows(c, od, oh, toff, voff);
+        if (nrows == 0) emit(nullptr, nullptr, n, ch, od, oh, 0);
+        else if (ahead) prefetch_window<T>(src_nc + ahead, toff, nrows, 1, 0, AW.in * (int64_t)sizeof(T));
+        return nrows;
+    }
+    T *dst_row(int64_t n, int64_t ch, int64_t od, int64_t oh) const {
+        return (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+    }
+
     // One lane (direct_window): output rows [oh0, oh1) straight from src.
     // Blocks of VL output columns whose loads stay inside the row (the last
     // overlapping the one before) cover the middle.  Values combine the
@@ -214,13 +228,9 @@ struct SepPass {
         block_starts(S, KW, lo, hi);
         const int64_t ahead = rows_ahead();
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t nrows = window_rows(c, od, oh, roff, ridx);
-            if (nrows == 0) {
-                emit(nullptr, nullptr, n, ch, od, oh, 0);
-                continue;
-            }
-            if (ahead) prefetch_window<T>(src_nc + ahead, roff, nrows, 1, 0, AW.in * (int64_t)sizeof(T));
-            T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+            const int64_t nrows = src_window(n, ch, od, oh, src_nc, ahead);
+            if (nrows == 0) continue;
+            T *o = dst_row(n, ch, od, oh);
             int64_t *xo = I ? c->idx + n * c->xs[0] + ch * c->xs[1] + od * c->xs[2] + oh * c->xs[3] : nullptr;
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             int64_t done_lo = AW.out, done_hi = AW.out;   // columns the blocks covered
@@ -309,16 +319,12 @@ struct SepPass {
     template <int KW, int PB>
     void pair_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
-        int64_t *roff = toff, *ridx = voff;
+        const int64_t *roff = toff;   // the window's (d, h) rows
         const int64_t ahead = rows_ahead();
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t nrows = window_rows(c, od, oh, roff, ridx);
-            if (nrows == 0) {
-                emit(nullptr, nullptr, n, ch, od, oh, 0);
-                continue;
-            }
-            if (ahead) prefetch_window<T>(src_nc + ahead, roff, nrows, 1, 0, AW.in * (int64_t)sizeof(T));
-            T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
+            const int64_t nrows = src_window(n, ch, od, oh, src_nc, ahead);
+            if (nrows == 0) continue;
+            T *o = dst_row(n, ch, od, oh);
             const Div dh = (Div)(AD.div[od] * AH.div[oh]);
             switch (nrows) {   // (loads and combines unrolled)
             case 1: pair_row<KW, PB, 1>(src_nc, roff, o, dh); break;

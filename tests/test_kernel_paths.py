@@ -338,8 +338,9 @@ PAIR_KINDS = [(kind, excl, dtype) for dtype in DTYPES + ("u8", "s8")
 @pytest.mark.parametrize("shape,attrs", PAIR_ROWS, ids=[str(c[0]) + str(c[1]["kernel"]) for c in PAIR_ROWS])
 def test_stride_2_pairs_from_src_rows_match_the_stacked_passes(shape, attrs, kind, exclude_pad, dtype):
     """Contiguous rows (split into even and odd positions) give the bits of
-    rows with a W stride (the stacked passes), the reference's values, and
-    the same bits at 1, 2 and 3 threads."""
+    rows with a W stride (the stacked passes) and of rows spaced wider than
+    they are long, the reference's values, and the same bits at 1, 2 and 3
+    threads."""
     attrs = dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
     wide = shape[:-1] + (2 * shape[-1],)
     x = _integers(wide, dtype, 13) if dtype in ("u8", "s8") else make_input(kind, wide, dtype, 13)
@@ -348,6 +349,9 @@ def test_stride_2_pairs_from_src_rows_match_the_stacked_passes(shape, attrs, kin
     pd = dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs)
     got = dp.Pooling(pd).execute(dense).astype(np.float64)
     np.testing.assert_array_equal(got, dp.Pooling(pd).execute(view).astype(np.float64))
+    padded_rows = np.zeros(dense.shape[:-1] + (dense.shape[-1] + 5,), dense.dtype)   # rows 5 values apart
+    padded_rows[..., :dense.shape[-1]] = dense
+    np.testing.assert_array_equal(got, dp.Pooling(pd).execute(padded_rows[..., :dense.shape[-1]]).astype(np.float64))
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
     want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
