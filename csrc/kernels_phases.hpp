@@ -35,6 +35,13 @@ constexpr int lane_holding(int S, int out, int vl) {
     return -1;
 }
 
+// The even (P = 0) or odd (P = 1) positions of the 2 VL consecutive values
+// (a, b), in order: lane i holds position 2i + P.
+template <int P, typename V, int... I>
+__attribute__((always_inline)) static inline V pair_phase(V a, V b, LaneSeq<I...>) {
+    return __builtin_shufflevector(a, b, (2 * I + P)...);
+}
+
 // Lanes of phase P (< S) of the S vectors v (stride 1: the one vector):
 // scrambled when in-lane.
 template <int S, int P, typename Acc, typename V, int... I>
@@ -49,7 +56,7 @@ __attribute__((always_inline)) static inline V phase_lanes(const V *v, LaneSeq<I
         const V cd = __builtin_shufflevector(v[2], v[3], pair_pick(I, VL, P % 2)...);
         return __builtin_shufflevector(ab, cd, pair_pick(I, VL, P / 2)...);
     } else if constexpr (S == 2) {
-        return __builtin_shufflevector(v[0], v[1], (I * 2 + P)...);
+        return pair_phase<P>(v[0], v[1], LaneSeq<I...>{});
     } else if constexpr (S == 3) {
         const V ab = __builtin_shufflevector(v[0], v[1], (I * 3 + P < 2 * VL ? I * 3 + P : -1)...);
         return __builtin_shufflevector(ab, v[2], (I * 3 + P < 2 * VL ? I : I * 3 + P - VL)...);
@@ -164,23 +171,12 @@ __attribute__((always_inline)) static inline void strided_idx_taps(const T *p, i
     }
 }
 
-// Stride 2 over one lane, taking each window row's values once
-// (SepPass::pair_rows): the even (P = 0) or odd (P = 1) positions of the
-// 2 VL consecutive values (a, b), in order: lane i holds position 2i + P.
-template <int P, typename V, int... I>
-__attribute__((always_inline)) static inline V pair_phase(V a, V b, LaneSeq<I...>) {
-    return __builtin_shufflevector(a, b, (2 * I + P)...);
-}
-// The value one output earlier: lane i holds v[i - 1], lane 0 the last lane
-// of `before` (the block before's).
+// v one output on (lane i holds v[i + 1]), the last lane the last lane of
+// `tail` (SepPass::pair_rows at a row's end, where the next value is the last
+// of a vector loaded to end there; pair_shift<1> when it is the first of the
+// next vector).
 template <typename V, int... I>
-__attribute__((always_inline)) static inline V lane_up(V before, V v, LaneSeq<I...>) {
-    return __builtin_shufflevector(before, v, (I + (int)sizeof...(I) - 1)...);
-}
-// The value one output later: lane i holds v[i + 1], the last lane lane Q
-// of `after`.
-template <int Q, typename V, int... I>
-__attribute__((always_inline)) static inline V lane_down(V v, V after, LaneSeq<I...>) {
+__attribute__((always_inline)) static inline V shift_in_last(V v, V tail, LaneSeq<I...>) {
     constexpr int VL = sizeof...(I);
-    return __builtin_shufflevector(v, after, (I + 1 < VL ? I + 1 : VL + Q)...);
+    return __builtin_shufflevector(v, tail, (I + 1 < VL ? I + 1 : 2 * VL - 1)...);
 }

@@ -309,10 +309,10 @@ struct SepPass {
     // outputs reads 2 VL values of each window row once, combines the rows
     // per load and splits the result into its even and odd positions
     // (pair_phase).  Tap kw is position 2 ow + kw - PB: the evens or the odds
-    // as they are, or moved by one output, the lane from the block before
-    // (padding for the first) or after (lane_up, lane_down).  Blocks go
-    // along the row, the last one overlapping the one before (and loading
-    // the values before it).  The rows in order, then the taps in order:
+    // as they are, or moved by one output (pair_shift), the lane from the
+    // block before (padding for the first) or after.  Blocks go along the
+    // row, the last one overlapping the one before (and loading the values
+    // before it).  The rows in order, then the taps in order:
     // the stacked passes' bits.  (Float maxima keep their NaN tests: a
     // probe, one add per load, costs more than the tests' one compare per
     // combine.)
@@ -341,6 +341,7 @@ struct SepPass {
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr LaneIdx<VL> lanes{};
         constexpr bool kAfter = KW - 1 - PB == 2;   // a tap two on: the next block's first even value
+        constexpr int kBefore = (int)VL - 1;          // pair_shift<kBefore>(before, v): v one output back
         const int64_t OW = AW.out, grid = OW / VL, last = OW % VL ? OW - VL : -1;
         const V pad = V{} + identity<T, K>();
         const T *row[NR];
@@ -358,8 +359,8 @@ struct SepPass {
         auto finish = [&](int64_t ow, V E, V O, V Eb, V Ob, V Ea) __attribute__((always_inline)) {
             auto tap = [&](auto kc) __attribute__((always_inline)) {
                 constexpr int t = decltype(kc)::value - PB;
-                if constexpr (t == -2) return lane_up(Eb, E, lanes);
-                else if constexpr (t == -1) return lane_up(Ob, O, lanes);
+                if constexpr (t == -2) return pair_shift<kBefore>(Eb, E, lanes);
+                else if constexpr (t == -1) return pair_shift<kBefore>(Ob, O, lanes);
                 else if constexpr (t == 0) return E;
                 else if constexpr (t == 1) return O;
                 else return Ea;
@@ -376,7 +377,11 @@ struct SepPass {
             const int64_t x0 = 2 * VL * j;
             const bool more = j + 1 < grid;
             if (more) split(x0 + 2 * VL, En, On);
-            if constexpr (kAfter) Ea = more ? lane_down<0>(E, En, lanes) : lane_down<VL - 1>(E, rows(x0 + VL + 1), lanes);
+            // The row's last block reads its next even value as the last of
+            // a vector; with an overlapping block to come, that lane's output
+            // is pooled again there, so En's stale lane will do.
+            if constexpr (kAfter)
+                Ea = more || last >= 0 ? pair_shift<1>(E, En, lanes) : shift_in_last(E, rows(x0 + VL + 1), lanes);
             finish(j * VL, E, O, Eb, Ob, Ea);
             Eb = E;
             Ob = O;
@@ -391,7 +396,7 @@ struct SepPass {
                 Ob = pair_phase<1>(before, before, lanes);
             }
             split(x0, E, O);
-            if constexpr (kAfter) Ea = lane_down<VL - 1>(E, rows(x0 + VL + 1), lanes);
+            if constexpr (kAfter) Ea = shift_in_last(E, rows(x0 + VL + 1), lanes);
             finish(last, E, O, Eb, Ob, Ea);
         }
     }
