@@ -146,37 +146,121 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
     for (int j = 0; j < kVecs; ++j) finish_narrow<T>(o + j * NL, acc[j], (int32_t)nvalid, div, q);
 }
 
+// NV vectors of one output point's channels in registers, vector j at
+// channel at[j] of p0 and o.  Nan = false (full float blocks of maxima): no
+// NaN tests, every loaded vector added into probe[] instead (a NaN, or
+// infinities of both signs, make it NaN; the caller then pools the points
+// again with the tests).  Consecutive: at[j] = j * lanes (averages store
+// those in pairs).
+template <typename T, int K, int NV, bool Consecutive, bool Nan = true>
+static inline __attribute__((always_inline)) void point_vectors(const T *p0, const int64_t *roff, int64_t nrows,
+                                                                int64_t nkw, int64_t kstep, const int64_t (&at)[NV],
+                                                                T *o, int64_t nvalid,
+                                                                typename AvgOut<T, K>::Div div, const ExecCtx *c,
+                                                                typename Vec<T>::V *probe) {
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    V acc[NV];
+    for (int j = 0; j < NV; ++j) acc[j] = (V){} + identity<T, K>();
+    for (int64_t r = 0; r < nrows; ++r) {
+        const T *p = p0 + roff[r];
+        for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
+            for (int j = 0; j < NV; ++j) {
+                const V v = load_vec<T>(p + at[j]);
+                acc[j] = vcombine<K, Nan>(acc[j], v);
+                if constexpr (!Nan) probe[j] += v;
+            }
+        }
+    }
+    if (K == kMax && nvalid == 0) {
+        for (int j = 0; j < NV; ++j)
+            for (int64_t i = 0; i < VL; ++i) o[at[j] + i] = Traits<T>::lowest();
+        return;
+    }
+    const QParams q = point_params<K>(c, div);
+    if constexpr (Consecutive) finish_vecs<T, K, NV>(o, acc, (int32_t)nvalid, div, q);   // in registers
+    else
+        for (int j = 0; j < NV; ++j) finish_vec<T, K>(o + at[j], acc[j], (int32_t)nvalid, div, q);
+}
+
+// The channels [c0, C) of an output point when fewer than a block remain
+// and C is a vector or more (p0, o at channel 0): NV vectors, the last one
+// ending at C.  It overlaps the one before and computes those lanes again,
+// to the same bits (channels are independent), instead of a lane at a time
+// (C = 16 f32 NXC k3 s2 took 4x oneDNN's time that way).
+template <typename T, int K, int NV>
+static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep, int64_t c0,
+                       int64_t C, T *o, int64_t nvalid, typename AvgOut<T, K>::Div div, const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    int64_t at[NV];
+    for (int j = 0; j < NV; ++j) at[j] = c0 + j * VL < C - VL ? c0 + j * VL : C - VL;
+    point_vectors<T, K, NV, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
+}
+
+// n output points of one row whose windows are whole, C channels each,
+// fewer than a block and a vector or more (tail_point's NV vectors), in one
+// loop: p at the first point's window, pstep and ostep from one point to the
+// next, wdiv their W divisors.  Per point, point()'s bookkeeping cost more
+// than these few vectors' taps (16 channels: 2-3x oneDNN's time).
+template <typename T, int K, int NV, int KW>
+static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
+                       T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
+                       const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    if constexpr (KW != 0) kw = KW;
+    int64_t at[NV];
+    for (int j = 0; j < NV; ++j) at[j] = j * VL < C - VL ? j * VL : C - VL;
+    for (int64_t i = 0; i < n; ++i)
+        point_vectors<T, K, NV, false>(p + i * pstep, roff, nrows, kw, kstep, at, o + i * ostep, nrows * kw,
+                                       (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
+}
+template <typename T, int K, int NV>
+static void points_row_kw(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
+                          T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
+                          const ExecCtx *c) {
+    if (kw == 2) points_row<T, K, NV, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+    else if (kw == 3) points_row<T, K, NV, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+    else points_row<T, K, NV, 0>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+}
+template <typename T, int K>
+static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
+                           T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
+                           const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    static_assert(kBlockVecs == 4, "under a block: 1 to 4 vectors");
+    switch ((C + VL - 1) / VL) {
+    case 1: points_row_kw<T, K, 1>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
+    case 2: points_row_kw<T, K, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
+    case 3: points_row_kw<T, K, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
+    default: points_row_kw<T, K, 4>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
+    }
+}
+
 // One channel block of one output point, no indices: `Full` blocks have
-// kBlockVecs vectors and live in registers; the tail runs element-wise.
-// Nan = false (full float blocks of maxima): no NaN tests, every loaded
-// vector added into probe[] instead (a NaN, or infinities of both signs,
-// make it NaN; the caller then pools the points again with the tests).
+// kBlockVecs vectors and live in registers (probe: see point_vectors); the
+// tail, m channels, goes as tail_point's vectors when the point has a vector
+// of channels (c0 and C: where the tail starts, how many the point has) and
+// element-wise otherwise.
 template <typename T, int K, bool Full, bool Nan = true>
 static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
                                int64_t m, T *o, int64_t nvalid, typename AvgOut<T, K>::Div div,
-                               const ExecCtx *c, typename Vec<T>::V *probe = nullptr) {
+                               const ExecCtx *c, typename Vec<T>::V *probe = nullptr, int64_t c0 = 0, int64_t C = 0) {
     typedef typename Traits<T>::Acc Acc;
-    typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     constexpr int64_t VB = kBlockVecs * VL;
     if constexpr (Full) {
-        V acc[kBlockVecs];
-        for (int j = 0; j < kBlockVecs; ++j) acc[j] = (V){} + identity<T, K>();
-        for (int64_t r = 0; r < nrows; ++r) {
-            const T *p = p0 + roff[r];
-            for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
-                for (int j = 0; j < kBlockVecs; ++j) {
-                    const V v = load_vec<T>(p + j * VL);
-                    acc[j] = vcombine<K, Nan>(acc[j], v);
-                    if constexpr (!Nan) probe[j] += v;
-                }
-            }
+        constexpr int64_t at[kBlockVecs] = {0, VL, 2 * VL, 3 * VL};
+        static_assert(kBlockVecs == 4, "at[] lists the block's vectors");
+        point_vectors<T, K, kBlockVecs, true, Nan>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, probe);
+    } else if (C >= VL) {
+        const T *p_ch0 = p0 - c0;
+        T *o_ch0 = o - c0;
+        switch ((m + VL - 1) / VL) {
+        case 1: tail_point<T, K, 1>(p_ch0, roff, nrows, nkw, kstep, c0, C, o_ch0, nvalid, div, c); break;
+        case 2: tail_point<T, K, 2>(p_ch0, roff, nrows, nkw, kstep, c0, C, o_ch0, nvalid, div, c); break;
+        case 3: tail_point<T, K, 3>(p_ch0, roff, nrows, nkw, kstep, c0, C, o_ch0, nvalid, div, c); break;
+        default: tail_point<T, K, 4>(p_ch0, roff, nrows, nkw, kstep, c0, C, o_ch0, nvalid, div, c); break;
         }
-        if (K == kMax && nvalid == 0) {
-            for (int64_t i = 0; i < VB; ++i) o[i] = Traits<T>::lowest();
-            return;
-        }
-        finish_vecs<T, K, kBlockVecs>(o, acc, (int32_t)nvalid, div, point_params<K>(c, div));   // in registers
     } else {
         Acc res[VB];
         for (int64_t i = 0; i < m; ++i) res[i] = identity<T, K>();
@@ -352,12 +436,18 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
     else flat_row<T, K, 0>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
 }
 
-// Reduces the n taps at X + off[t] (C values each, in order) into acc,
-// kStreamTaps per pass.
+// Reduces the n taps at X + off[t] (C values each, in order) into acc in
+// as few passes of at most kStreamTaps as there can be, of equal length: a
+// short last pass reads and writes the partial results for one or two rows
+// (the global 7x7's 49 taps as 8 x 6 + 1 took 1.2x the time of 7 x 7).
 template <typename T, int K>
 static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const int64_t *off, int64_t n, int64_t C) {
-    for (int64_t i = 0; i < n; i += kStreamTaps)
-        taps_pass<T, K>(acc, X, off + i, n - i < kStreamTaps ? n - i : kStreamTaps, C, i > 0);
+    const int64_t passes = (n + kStreamTaps - 1) / kStreamTaps;
+    for (int64_t p = 0, i = 0; p < passes; ++p) {
+        const int64_t nt = n / passes + (p < n % passes);
+        taps_pass<T, K>(acc, X, off + i, nt, C, i > 0);
+        i += nt;
+    }
 }
 
 // Sliding columns: a window of KW undilated columns at stride S < KW shares
@@ -502,6 +592,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const SlideFn slide = WithIdx || stream || C * (int64_t)sizeof(T) > kSlideRowBytes
                               ? nullptr : slide_fn<T, K, kSlideVecs<K>>(AW, prefetch);
     const SlideFn slide_half = slide && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2>(AW, prefetch) : nullptr;
+    // then single vectors, the last one ending at C (overlapping the one
+    // before: maxima and integer sums come out the same in any order)
+    const SlideFn slide_one = kSlideVecs<K> / 2 == 1 ? slide_half : slide_half ? slide_fn<T, K, 1>(AW, prefetch) : nullptr;
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -512,6 +605,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     for (flat1 = fw0; flat1 < fw1 && AW.div[flat1] == AW.div[fw0];) ++flat1;
     const bool flat = !WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C &&
                       (flat1 - fw0) * C >= Vec<T>::lanes;
+    // points_row_any: points of a vector or more of channels but under a
+    // block (without prefetching: those go one by one)
+    const bool few_channels = !WithIdx && !stream && !prefetch && C >= Vec<T>::lanes && C < VB;
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's pooled rows, 64-byte aligned
@@ -580,7 +676,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     block_point<T, K, true, nan.value>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c,
                                                        probe);
                 if (c0 < C)
-                    block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c);
+                    block_point<T, K, false>(p0 + c0, roff, nrows, nkw, kstep, C - c0, o + c0, nvalid, div, c,
+                                             nullptr, c0, C);
             }
         };
         // Columns [ow0, ow1) have channels [0, c_done) done as a flat row or
@@ -603,7 +700,20 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                            AW, c);
                 c_done += SB / 2;
             }
+            constexpr int64_t VS = SlideOps<T, K>::lanes;
+            for (; slide_one && c_done < C && C >= VS; c_done += VS) {
+                if (c_done + VS > C) c_done = C - VS;
+                slide_one(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
+                          c);
+            }
             ow0 = fw0, ow1 = fw1;
+        }
+        // Rows of under a block of channels: the whole windows in one loop.
+        if (few_channels && nrows > 0 && ow0 == ow1 && fw1 > fw0) {
+            points_row_any<T, K>(src_n + (fw0 * AW.s - AW.pb) * c->ss[4], roff, nrows, AW.k, AW.d * c->ss[4],
+                                 AW.s * c->ss[4], dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * c->ds[4],
+                                 c->ds[4], fw1 - fw0, C, div_dh, AW.div + fw0, c);
+            ow0 = fw0, ow1 = fw1, c_done = C;
         }
         // Float maxima whose points all go one by one: the row without NaN
         // tests, probed, and again with them when the probe shows a NaN.

@@ -540,6 +540,70 @@ def test_nxc_k3_s2_quantized_averages_slide_over_columns(shape, attrs, exclude_p
     assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
 
 
+# NXC rows of a vector of channels or more but under a register block (16 to
+# 63 f32 on AVX-512; other ISAs and types split them differently): whole
+# windows pool in one loop of vectors (points_row), slid k3 s2 maxima go
+# down to single vectors, and a channel count that is no whole number of
+# vectors ends on a vector that overlaps the one before (tail_point does the
+# same for the tail of wider rows).
+FEW_CHANNELS = (16, 20, 33, 48, 63, 72, 100)
+FEW_CHANNEL_WINDOWS = [
+    ((2, 9, 14), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 10, 13), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 11, 14), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
+    ((1, 4, 6, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+]
+
+
+@pytest.mark.parametrize("channels", FEW_CHANNELS)
+@pytest.mark.parametrize("spatial,attrs", FEW_CHANNEL_WINDOWS, ids=[str(c[0]) for c in FEW_CHANNEL_WINDOWS])
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "s8")])
+def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind, dtype):
+    """Few channels per point: the bits of the same channels pooled as part of
+    128 (whole register blocks, point by point), at 1 and 3 threads, and the
+    reference's values; maxima with a NaN and infinities in the last vector."""
+    n, *sp = spatial
+    if dtype in ("u8", "s8"):
+        x = _integers((n, *sp, channels), dtype, 21)
+    else:
+        x = np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 21), 1, -1)
+        if kind == "MaxPool":
+            x[0, ..., 0, channels - 1] = np.nan   # a lane only the overlapping last vector has
+            x[-1, ..., 1, channels - 2] = np.inf
+            x[-1, ..., 2, channels - 2] = -np.inf
+    x = np.ascontiguousarray(x)
+    q = dict(src_scale=0.05, src_zero_point=7, dst_scale=0.04, dst_zero_point=3) if dtype in ("u8", "s8") \
+        and kind == "AvgPool" else {}
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=channels % 2 == 0)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs, **q)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    wide = np.zeros((*x.shape[:-1], 128), x.dtype)
+    wide[..., :channels] = x
+    pd_wide = dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q)
+    as_wide = dp.Pooling(pd_wide).execute(wide)[..., :channels]
+    bits = lambda a: a.view(np.uint8)
+    np.testing.assert_array_equal(bits(got), bits(np.ascontiguousarray(as_wide)))
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    full = dict(attrs, kind=kind, data_format="NXC", **q)
+    if q:
+        diff = got.astype(np.int32) - reference.pool(x, full).astype(np.int32)
+        exact = reference.unrounded_average(x, full)
+        near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
+        assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+        return
+    want, _ = reference.padded_formulation(x, full)
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
+        assert np.isnan(got[0, ..., channels - 1]).any() if dtype != "u8" else True
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
+                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
     raw = np.empty(x.nbytes + 128, np.uint8)
