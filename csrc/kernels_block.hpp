@@ -197,6 +197,30 @@ static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t 
     point_vectors<T, K, NV, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
 }
 
+// n output points of one row whose windows are whole, with fewer channels
+// than a vector: each point pools one vector from its channel 0, the lanes
+// past C reading the next positions (the caller keeps every read inside
+// src).  Stored whole where the points after it write their own channels
+// over the extra lanes (dense dst rows), the last points through a buffer.
+// Point by point, a lane at a time, 3 channels took 9.6x oneDNN's time.
+template <typename T, int K, int KW>
+static void sub_vector_points(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
+                              int64_t pstep, T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh,
+                              const int64_t *wdiv, const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    if constexpr (KW != 0) kw = KW;
+    const int64_t at[1] = {0};
+    const int64_t whole = ostep == C && n * C >= VL ? (n * C - VL) / C + 1 : 0;
+    T buf[VL];
+    for (int64_t i = 0; i < n; ++i) {
+        T *to = i < whole ? o + i * ostep : buf;
+        point_vectors<T, K, 1, false>(p + i * pstep, roff, nrows, kw, kstep, at, to, nrows * kw,
+                                      (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
+        if (i >= whole)
+            for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
+    }
+}
+
 // n output points of one row whose windows are whole, C channels each,
 // fewer than a block and a vector or more (tail_point's NV vectors), in one
 // loop: p at the first point's window, pstep and ostep from one point to the
@@ -228,6 +252,12 @@ static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
                            const ExecCtx *c) {
     constexpr int64_t VL = Vec<T>::lanes;
     static_assert(kBlockVecs == 4, "under a block: 1 to 4 vectors");
+    if (C < VL) {
+        if (kw == 2) sub_vector_points<T, K, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+        else if (kw == 3) sub_vector_points<T, K, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+        else sub_vector_points<T, K, 0>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+        return;
+    }
     switch ((C + VL - 1) / VL) {
     case 1: points_row_kw<T, K, 1>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
     case 2: points_row_kw<T, K, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
@@ -607,7 +637,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                       (flat1 - fw0) * C >= Vec<T>::lanes;
     // points_row_any: points of a vector or more of channels but under a
     // block (without prefetching: those go one by one)
-    const bool few_channels = !WithIdx && !stream && !prefetch && C >= Vec<T>::lanes && C < VB;
+    // block (without prefetching: those go one by one); under a vector, a
+    // point's vector reads on past its channels, so only points whose reads
+    // end inside src (at src_last) go this way
+    const bool few_channels = !WithIdx && !stream && !prefetch && C < VB && AW.s > 0 && c->ss[4] > 0;
+    const T *src_last = src + (c->N - 1) * c->ss[0] + (C - 1) + (AD.in - 1) * c->ss[2] + (AH.in - 1) * c->ss[3] +
+                        (AW.in - 1) * c->ss[4];
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's pooled rows, 64-byte aligned
@@ -690,7 +725,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                                dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * C, (flat1 - fw0) * C, div,
                                (int32_t)(nrows * AW.k), point_params<K>(c, div));
             ow0 = fw0, ow1 = flat1, c_done = C;
-        } else if (slide && nrows > 0 && fw1 - fw0 >= 2 && !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
+        } else if (slide && nrows > 0 && fw1 - fw0 >= 2 && C >= SlideOps<T, K>::lanes &&
+                   !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
             constexpr int64_t SB = kSlideVecs<K> * SlideOps<T, K>::lanes;
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
             for (; c_done + SB <= C; c_done += SB)
@@ -710,10 +746,19 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         }
         // Rows of under a block of channels: the whole windows in one loop.
         if (few_channels && nrows > 0 && ow0 == ow1 && fw1 > fw0) {
-            points_row_any<T, K>(src_n + (fw0 * AW.s - AW.pb) * c->ss[4], roff, nrows, AW.k, AW.d * c->ss[4],
-                                 AW.s * c->ss[4], dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * c->ds[4],
-                                 c->ds[4], fw1 - fw0, C, div_dh, AW.div + fw0, c);
-            ow0 = fw0, ow1 = fw1, c_done = C;
+            const T *p = src_n + (fw0 * AW.s - AW.pb) * c->ss[4];
+            const int64_t pstep = AW.s * c->ss[4];
+            int64_t np = fw1 - fw0;
+            if (C < Vec<T>::lanes) {   // the points whose last tap's vector ends inside src
+                int64_t last = 0;
+                for (int64_t rr = 0; rr < nrows; ++rr) last = roff[rr] > last ? roff[rr] : last;
+                const int64_t room = (src_last + 1) - (p + last + (AW.k - 1) * AW.d * c->ss[4] + Vec<T>::lanes);
+                np = room < 0 ? 0 : (room / pstep + 1 < np ? room / pstep + 1 : np);
+            }
+            points_row_any<T, K>(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep,
+                                 dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * c->ds[4], c->ds[4], np, C,
+                                 div_dh, AW.div + fw0, c);
+            ow0 = fw0, ow1 = fw0 + np, c_done = C;
         }
         // Float maxima whose points all go one by one: the row without NaN
         // tests, probed, and again with them when the probe shows a NaN.

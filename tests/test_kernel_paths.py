@@ -540,13 +540,15 @@ def test_nxc_k3_s2_quantized_averages_slide_over_columns(shape, attrs, exclude_p
     assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
 
 
-# NXC rows of a vector of channels or more but under a register block (16 to
-# 63 f32 on AVX-512; other ISAs and types split them differently): whole
-# windows pool in one loop of vectors (points_row), slid k3 s2 maxima go
-# down to single vectors, and a channel count that is no whole number of
-# vectors ends on a vector that overlaps the one before (tail_point does the
-# same for the tail of wider rows).
-FEW_CHANNELS = (16, 20, 33, 48, 63, 72, 100)
+# NXC rows of fewer channels than a register block (under 64 f32 on AVX-512;
+# other ISAs and types split them differently): whole windows pool in one
+# loop of vectors (points_row), slid k3 s2 maxima go down to single vectors,
+# and a channel count that is no whole number of vectors ends on a vector
+# that overlaps the one before (tail_point does the same for the tail of
+# wider rows).  Under a vector (3, 8, 12), a point's vector reads on into
+# the next positions, and only as far as src goes (the last points of the
+# last row go one by one).
+FEW_CHANNELS = (3, 8, 12, 16, 20, 33, 48, 63, 72, 100)
 FEW_CHANNEL_WINDOWS = [
     ((2, 9, 14), dict(kernel=[2, 2], strides=[2, 2])),
     ((1, 10, 13), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
@@ -602,6 +604,44 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
     else:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
                                    + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
+_GUARD_PAGE_CHILD = """
+import ctypes, mmap, sys, numpy as np, ml_dtypes, dnnpool as dp
+libc = ctypes.CDLL(None, use_errno=True)
+page = mmap.PAGESIZE
+for dtype, np_dtype in (("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("u8", np.uint8), ("f64", np.float64)):
+    for channels in (1, 3, 8, 12):
+        for attrs in (dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]),
+                      dict(kernel=[2, 2], strides=[2, 2]), dict(kernel=[3, 3], strides=[2, 2])):
+            shape = (1, 7, 9, channels)
+            nbytes = int(np.prod(shape)) * np.dtype(np_dtype).itemsize
+            pages = -(-nbytes // page) + 1
+            buf = mmap.mmap(-1, pages * page)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+            # the page after the array's last byte may not be read
+            assert libc.mprotect(ctypes.c_void_p(base + (pages - 1) * page), page, 0) == 0   # PROT_NONE
+            raw = np.frombuffer(buf, np.uint8, count=nbytes, offset=(pages - 1) * page - nbytes)
+            x = raw.view(np_dtype).reshape(shape)
+            x[...] = (np.arange(x.size).reshape(shape) % 97).astype(np_dtype)
+            pd = dp.PoolingDesc("MaxPool", shape, dtype, data_format="NXC", **attrs)
+            got = dp.Pooling(pd).execute(x)
+            want = dp.Pooling(pd).execute(np.ascontiguousarray(np.pad(x, [(0, 1), (0, 0), (0, 0), (0, 0)])[:1]))
+            assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (dtype, channels, attrs)
+            del x, raw
+print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes: Linux")
+def test_points_under_a_vector_of_channels_never_read_past_src():
+    """Points of fewer channels than a vector read whole vectors, past their
+    own channels: with a page no process may read right after src's last
+    byte, the pooling still runs (in a child: a fault would kill it) and
+    matches src copied into a larger buffer."""
+    run = run_python(["-c", _GUARD_PAGE_CHILD], timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.stdout.strip() == "ok"
 
 
 def placed(x, offset_bytes):
