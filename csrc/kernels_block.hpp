@@ -197,54 +197,53 @@ static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t 
     point_vectors<T, K, NV, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
 }
 
-// n output points of one row whose windows are whole, with fewer channels
-// than a vector: each point pools one vector from its channel 0, the lanes
-// past C reading the next positions (the caller keeps every read inside
-// src).  Stored whole where the points after it write their own channels
-// over the extra lanes (dense dst rows), the last points through a buffer.
-// Point by point, a lane at a time, 3 channels took 9.6x oneDNN's time.
-template <typename T, int K, int KW>
-static void sub_vector_points(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
-                              int64_t pstep, T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh,
-                              const int64_t *wdiv, const ExecCtx *c) {
-    constexpr int64_t VL = Vec<T>::lanes;
-    if constexpr (KW != 0) kw = KW;
-    const int64_t at[1] = {0};
-    const int64_t whole = ostep == C && n * C >= VL ? (n * C - VL) / C + 1 : 0;
-    T buf[VL];
-    for (int64_t i = 0; i < n; ++i) {
-        T *to = i < whole ? o + i * ostep : buf;
-        point_vectors<T, K, 1, false>(p + i * pstep, roff, nrows, kw, kstep, at, to, nrows * kw,
-                                      (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
-        if (i >= whole)
-            for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
-    }
-}
-
-// n output points of one row whose windows are whole, C channels each,
-// fewer than a block and a vector or more (tail_point's NV vectors), in one
-// loop: p at the first point's window, pstep and ostep from one point to the
-// next, wdiv their W divisors.  Per point, point()'s bookkeeping cost more
-// than these few vectors' taps (16 channels: 2-3x oneDNN's time).
-template <typename T, int K, int NV, int KW>
+// n output points of one row whose windows are whole, fewer channels than a
+// block, in one loop: p at the first point's window, pstep and ostep from
+// one point to the next, wdiv their W divisors.  Per point, point()'s
+// bookkeeping cost more than these few vectors' taps (16 channels: 2-3x
+// oneDNN's time; 3 channels a lane at a time 9.6x).  NV vectors per point
+// (tail_point's, C a vector or more); NV = 0, under a vector: one vector
+// from channel 0, its lanes past C reading the next positions (the caller
+// keeps every read inside src), stored whole where the points after it
+// write their own channels over the extra lanes (dense dst rows), the last
+// points through a buffer.
+template <typename T, int K, int NV, int KW, int NR>
 static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
                        const ExecCtx *c) {
     constexpr int64_t VL = Vec<T>::lanes;
+    constexpr int NVR = NV ? NV : 1;
     if constexpr (KW != 0) kw = KW;
-    int64_t at[NV];
-    for (int j = 0; j < NV; ++j) at[j] = j * VL < C - VL ? j * VL : C - VL;
-    for (int64_t i = 0; i < n; ++i)
-        point_vectors<T, K, NV, false>(p + i * pstep, roff, nrows, kw, kstep, at, o + i * ostep, nrows * kw,
-                                       (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
+    if constexpr (NR != 0) nrows = NR;
+    int64_t at[NVR];
+    for (int j = 0; j < NVR; ++j) at[j] = NV == 0 ? 0 : j * VL < C - VL ? j * VL : C - VL;
+    const int64_t whole = NV ? n : ostep == C && n * C >= VL ? (n * C - VL) / C + 1 : 0;
+    T buf[VL];
+    for (int64_t i = 0; i < n; ++i) {
+        T *to = i < whole ? o + i * ostep : buf;
+        point_vectors<T, K, NVR, false>(p + i * pstep, roff, nrows, kw, kstep, at, to, nrows * kw,
+                                        (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
+        if (i >= whole)
+            for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
+    }
 }
+// KW (and as many rows, square windows' whole rows) fixed at compile time
+// for 2 and 3: 0.80-0.90 of the time with both at run time.
 template <typename T, int K, int NV>
 static void points_row_kw(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                           T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
                           const ExecCtx *c) {
-    if (kw == 2) points_row<T, K, NV, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
-    else if (kw == 3) points_row<T, K, NV, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
-    else points_row<T, K, NV, 0>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+    auto run = [&](auto kw_c, auto nr_c) {
+        points_row<T, K, NV, kw_c.value, nr_c.value>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
+    };
+    using I0 = std::integral_constant<int, 0>;
+    using I2 = std::integral_constant<int, 2>;
+    using I3 = std::integral_constant<int, 3>;
+    if (kw == 2 && nrows == 2) run(I2{}, I2{});
+    else if (kw == 3 && nrows == 3) run(I3{}, I3{});
+    else if (kw == 2) run(I2{}, I0{});
+    else if (kw == 3) run(I3{}, I0{});
+    else run(I0{}, I0{});
 }
 template <typename T, int K>
 static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
@@ -252,13 +251,8 @@ static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
                            const ExecCtx *c) {
     constexpr int64_t VL = Vec<T>::lanes;
     static_assert(kBlockVecs == 4, "under a block: 1 to 4 vectors");
-    if (C < VL) {
-        if (kw == 2) sub_vector_points<T, K, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
-        else if (kw == 3) sub_vector_points<T, K, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
-        else sub_vector_points<T, K, 0>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c);
-        return;
-    }
-    switch ((C + VL - 1) / VL) {
+    switch (C < VL ? 0 : (C + VL - 1) / VL) {
+    case 0: points_row_kw<T, K, 0>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
     case 1: points_row_kw<T, K, 1>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
     case 2: points_row_kw<T, K, 2>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
     case 3: points_row_kw<T, K, 3>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv, c); break;
