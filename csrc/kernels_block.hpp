@@ -460,18 +460,12 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
     else flat_row<T, K, 0>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
 }
 
-// Reduces the n taps at X + off[t] (C values each, in order) into acc in
-// as few passes of at most kStreamTaps as there can be, of equal length: a
-// short last pass reads and writes the partial results for one or two rows
-// (the global 7x7's 49 taps as 8 x 6 + 1 took 1.2x the time of 7 x 7).
+// Reduces the n taps at X + off[t] (C values each, in order) into acc,
+// kStreamTaps per pass.
 template <typename T, int K>
 static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const int64_t *off, int64_t n, int64_t C) {
-    const int64_t passes = (n + kStreamTaps - 1) / kStreamTaps;
-    for (int64_t p = 0, i = 0; p < passes; ++p) {
-        const int64_t nt = n / passes + (p < n % passes);
-        taps_pass<T, K>(acc, X, off + i, nt, C, i > 0);
-        i += nt;
-    }
+    for (int64_t i = 0; i < n; i += kStreamTaps)
+        taps_pass<T, K>(acc, X, off + i, n - i < kStreamTaps ? n - i : kStreamTaps, C, i > 0);
 }
 
 // Sliding columns: a window of KW undilated columns at stride S < KW shares
@@ -629,11 +623,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     for (flat1 = fw0; flat1 < fw1 && AW.div[flat1] == AW.div[fw0];) ++flat1;
     const bool flat = !WithIdx && !stream && K != kQAvg && AW.s == 1 && c->ss[4] == C && c->ds[4] == C &&
                       (flat1 - fw0) * C >= Vec<T>::lanes;
-    // points_row_any: points of a vector or more of channels but under a
-    // block (without prefetching: those go one by one)
-    // block (without prefetching: those go one by one); under a vector, a
-    // point's vector reads on past its channels, so only points whose reads
-    // end inside src (at src_last) go this way
+    // points_row_any: rows of fewer channels than a block (past the
+    // prefetching floor their points go one by one, prefetched); under a
+    // vector, a point's vector reads on past its channels, so only points
+    // whose reads end inside src (at src_last) go this way
     const bool few_channels = !WithIdx && !stream && !prefetch && C < VB && AW.s > 0 && c->ss[4] > 0;
     const T *src_last = src + (c->N - 1) * c->ss[0] + (C - 1) + (AD.in - 1) * c->ss[2] + (AH.in - 1) * c->ss[3] +
                         (AW.in - 1) * c->ss[4];
@@ -738,7 +731,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             }
             ow0 = fw0, ow1 = fw1;
         }
-        // Rows of under a block of channels: the whole windows in one loop.
+        // Rows of fewer channels than a block: the whole windows in one loop.
         if (few_channels && nrows > 0 && ow0 == ow1 && fw1 > fw0) {
             const T *p = src_n + (fw0 * AW.s - AW.pb) * c->ss[4];
             const int64_t pstep = AW.s * c->ss[4];
