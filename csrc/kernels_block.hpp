@@ -17,6 +17,9 @@ constexpr int kBlockVecs = 4;
 constexpr int64_t kStreamRowBytes = 2048;
 constexpr int64_t kStreamMinTaps = 24;
 constexpr int kStreamTaps = 8;   // taps per pass over the partial results
+// int64s of scratch past a streamed window's C partial results: their
+// 64-byte alignment and a vector of slack
+constexpr int64_t kStreamSlack = 16;
 // Output points whose W windows share no columns, over a src this large
 // (beyond the caches: it streams from DRAM), prefetch the window of the
 // point kAheadDisjoint on while they reduce their own: the point's loads, a
@@ -460,6 +463,18 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
     else flat_row<T, K, 0>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q);
 }
 
+// Values p sits past the boundary of a vector load (Vec<T>::lanes values)
+// when every tap p + off[t] sits there too (offsets of whole vectors), else 0.
+template <typename T>
+static inline int64_t shared_misalignment(const T *p, const int64_t *off, int64_t nt) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    const uintptr_t a = (uintptr_t)p;
+    if (a % sizeof(T)) return 0;
+    for (int64_t t = 0; t < nt; ++t)
+        if (off[t] % VL) return 0;
+    return (int64_t)(a % (VL * sizeof(T)) / sizeof(T));
+}
+
 // Reduces the n taps at X + off[t] (C values each, in order) into acc,
 // kStreamTaps per pass.
 template <typename T, int K>
@@ -633,7 +648,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's pooled rows, 64-byte aligned
-    typename Traits<T>::Acc *pooled = (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C) + 63) & ~(uintptr_t)63);
+    // (after a streamed window's partial results: C values and a vector of slack)
+    typename Traits<T>::Acc *pooled =
+        (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C + kStreamSlack) + 63) & ~(uintptr_t)63);
     [[maybe_unused]] const bool columns = WithIdx && idx_columns_ok<T>(c);
     // idx_columns: groups of stride-1 rows share their rows (2-D windows)
     [[maybe_unused]] const bool share = columns && AD.k == 1 && AH.s == 1 && AH.d == 1 && AH.k >= kIdxShareRows;
@@ -679,10 +696,16 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                 int64_t nt = 0;
                 for (int64_t rr = 0; rr < nrows; ++rr)
                     for (int64_t kw = 0; kw < nkw; ++kw) toff[nt++] = roff[rr] + kw * kstep;
-                Acc *acc = (Acc *)(toff + nt);
+                // The taps from the vector boundary before p0 when it is
+                // the same for every tap: numpy's 16-byte alignment split
+                // every load across two cache lines (global-avgpool-n32
+                // NXC, 1 thread: 1.16x the time from a 64-byte aligned src).
+                // The lanes before p0 read its cache line and are dropped.
+                const int64_t sh = shared_misalignment<T>(p0, toff, nt);
+                Acc *acc = (Acc *)(((uintptr_t)(toff + nt) + 63) & ~(uintptr_t)63);
                 if (nt == 0) fill_rows<Acc, false>(acc, nullptr, identity<T, K>(), C);
-                stream_taps<T, K>(acc, p0, toff, nt, C);
-                block_store<T, K>(acc, C, o, nvalid, div, c);
+                stream_taps<T, K>(acc, p0 - sh, toff, nt, C + sh);
+                block_store<T, K>(acc + sh, C, o, nvalid, div, c);
             } else {
                 int64_t c0 = c_first;
                 if (ahead) prefetch_window<T>(p0 + c_first + ahead, roff, nrows, nkw, kstep, (C - c_first) * (int64_t)sizeof(T));

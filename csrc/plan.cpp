@@ -498,7 +498,8 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         const AxisPlan &AW = p->ax[2];
         c.taps_max = p->ax[0].k * p->ax[1].k;
         const size_t pooled = AW.s == 1 ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 16 : 0;
-        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * AW.k) + (size_t)d.channels + pooled);
+        // (+ 16: a streamed window's vector of slack, kStreamSlack)
+        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * AW.k) + (size_t)d.channels + 16 + pooled);
         if (indices && idx_columns_pay(c.taps_max, AW.k, AW.s, AW.in))   // idx_columns' pooled columns
             scratch_bytes += (size_t)(AW.in * kIdxColumnBytes) + 128;
     }

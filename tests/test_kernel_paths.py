@@ -786,6 +786,49 @@ def test_shared_rows_whatever_the_src_placement(kind, layout, shape, k, dtype):
         np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
 
 
+# NXC windows of many taps over channel rows of 2 KB or more stream their
+# taps in passes over partial results.  When every tap's row sits the same
+# number of values past a vector boundary, the passes load from that
+# boundary and drop the lanes before src: bytes of whatever shares src's
+# first cache line, here all-ones bytes (NaN in every float type), which must
+# not reach any output.  Global windows (rows of 1024 and 1040 channels) and
+# disjoint 3-D k3 s3 windows with padding; 1030 channels put the taps at
+# different placements (no shift).
+STREAMED = [
+    ("AvgPool", (2, 7, 7, 1024), dict(kernel=[7, 7])),
+    ("MaxPool", (1, 5, 6, 1040), dict(kernel=[5, 6])),
+    ("AvgPool", (1, 6, 7, 6, 1040), dict(kernel=[3, 3, 3], strides=[3, 3, 3], pads_begin=[1, 0, 0], pads_end=[0, 0, 0])),
+    ("MaxPool", (1, 6, 7, 6, 1040), dict(kernel=[3, 3, 3], strides=[3, 3, 3], pads_begin=[1, 0, 0], pads_end=[0, 0, 0])),
+    ("MaxPool", (1, 5, 5, 1030), dict(kernel=[5, 5])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind,shape,attrs", STREAMED, ids=[f"{c[0]}{c[1]}k{c[2]['kernel']}" for c in STREAMED])
+def test_streamed_taps_whatever_the_src_placement(kind, shape, attrs, dtype):
+    """Streamed taps give the reference's values and the same bits at every
+    placement of src, NaN bytes just before it notwithstanding."""
+    x = make_input(kind, shape, dtype, seed=21)
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs), num_threads=1)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    first = None
+    for offset in range(0, 64, x.itemsize):
+        raw = np.full(x.nbytes + 192, 0xFF, np.uint8)
+        start = -raw.ctypes.data % 64 + 64 + offset
+        placed = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+        placed[...] = x
+        got = prim.execute(placed).astype(np.float64)
+        if first is None:
+            first = got
+            if kind == "MaxPool":
+                np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+            else:
+                np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, x)
+                                           + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+        np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
+
+
 def test_bf16_average_nan_and_infinities():
     """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
     quiet, with a zero low half): NaN, an infinity, and both infinities in
