@@ -263,6 +263,67 @@ static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
     }
 }
 
+// NXC maxima over rows of fewer channels than a vector, stride-2 windows
+// of KW = 2 or 3 columns (pads_begin pb < KW, no dilation): an output row
+// from its window's rows pooled into one flat row B of (w, c) values (the
+// identity in the padding: pb positions before it, the right padding and
+// slack after), then a vector of outputs per P = VL / C points: lane j is
+// point j / C, channel j % C, whose window starts at B position 2 (j / C),
+// so the lane takes value 2 j - j % C of the two vectors at each of the
+// window's taps (one permute).  Rows first, then columns, each keeping the
+// first of equal values: the NCX planes' order, and their bits (+0 or -0).
+// Each vector stores VL lanes (those past its P points are the next
+// vector's, the same values again), the row's last one through a buffer.
+template <typename T, int K, int KW>
+static void decimated_row(const T *src_row, const int64_t *roff, int64_t nrows, int64_t W, int64_t C, int64_t pb,
+                          int64_t OW, typename Traits<T>::Acc *B, T *o) {
+    typedef typename Traits<T>::Acc Acc;
+    typedef typename Vec<T>::V V;
+    typedef typename Vec<T>::VU VU;
+    typedef decltype(V{} < V{}) M;
+    constexpr int64_t VL = Vec<T>::lanes;
+    const Acc id = identity<T, K>();
+    const int64_t n = W * C, end = (2 * OW + KW - 1) * C + 2 * VL;   // B values read
+    for (int64_t x = 0; x < pb * C; ++x) B[x] = id;
+    for (int64_t x = (pb + W) * C; x < end; ++x) B[x] = id;
+    Acc *row = B + pb * C;
+    auto rows = [&](int64_t x) __attribute__((always_inline)) {
+        V v = load_vec<T>(src_row + roff[0] + x);
+        for (int64_t r = 1; r < nrows; ++r) v = vcombine<K>(v, load_vec<T>(src_row + roff[r] + x));
+        return v;
+    };
+    int64_t x = 0;
+    for (; x + VL <= n; x += VL) *(VU *)(row + x) = rows(x);
+    if (x < n && n >= VL) {
+        *(VU *)(row + n - VL) = rows(n - VL);   // overlapping the one before: the same values
+    } else {
+        for (; x < n; ++x) {
+            Acc v = Traits<T>::load(src_row[roff[0] + x]);
+            for (int64_t r = 1; r < nrows; ++r) v = combine<Acc, K>(v, Traits<T>::load(src_row[roff[r] + x]));
+            row[x] = v;
+        }
+    }
+    M take;
+    for (int64_t j = 0; j < VL; ++j) take[j] = 2 * j - j % C;
+    const int64_t P = VL / C, m = OW * C;   // points per vector; output values
+    for (int64_t ow = 0; ow < OW; ow += P) {
+        const Acc *b = B + 2 * ow * C;
+        V lo = *(const VU *)b, hi = *(const VU *)(b + VL);
+        for (int t = 1; t < KW; ++t) {
+            lo = vcombine<K>(lo, *(const VU *)(b + t * C));
+            hi = vcombine<K>(hi, *(const VU *)(b + t * C + VL));
+        }
+        const V v = __builtin_shuffle(lo, hi, take);
+        if (ow * C + VL <= m) {
+            store_as<T, true>(o + ow * C, v);
+        } else {
+            T buf[VL];
+            store_as<T, true>(buf, v);
+            for (int64_t i = 0; i < m - ow * C; ++i) o[ow * C + i] = buf[i];
+        }
+    }
+}
+
 // One channel block of one output point, no indices: `Full` blocks have
 // kBlockVecs vectors and live in registers (probe: see point_vectors); the
 // tail, m channels, goes as tail_point's vectors when the point has a vector
@@ -643,6 +704,11 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // vector, a point's vector reads on past its channels, so only points
     // whose reads end inside src (at src_last) go this way
     const bool few_channels = !WithIdx && !stream && !prefetch && C < VB && AW.s > 0 && c->ss[4] > 0;
+    // decimated_row: maxima over two or more points a vector, stride-2
+    // windows of 2 or 3 dense columns (one point a vector took 1.3x the
+    // points' time, k2 s2 over 12 channels)
+    const bool decimate = K == kMax && !WithIdx && !stream && 2 * C <= Vec<T>::lanes && AW.s == 2 && AW.d == 1 &&
+                          (AW.k == 2 || AW.k == 3) && AW.pb < AW.k && c->ss[4] == C && c->ds[4] == C;
     const T *src_last = src + (c->N - 1) * c->ss[0] + (C - 1) + (AD.in - 1) * c->ss[2] + (AH.in - 1) * c->ss[3] +
                         (AW.in - 1) * c->ss[4];
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
@@ -753,6 +819,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                           c);
             }
             ow0 = fw0, ow1 = fw1;
+        }
+        if (decimate && nrows > 0) {
+            T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
+            if (AW.k == 2) decimated_row<T, K, 2>(src_n, roff, nrows, AW.in, C, AW.pb, AW.out, pooled, o_row);
+            else decimated_row<T, K, 3>(src_n, roff, nrows, AW.in, C, AW.pb, AW.out, pooled, o_row);
+            continue;
         }
         // Rows of fewer channels than a block: the whole windows in one loop.
         if (few_channels && nrows > 0 && ow0 == ow1 && fw1 > fw0) {

@@ -497,7 +497,10 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         // (d, h) rows (64-byte aligned, a vector of slack)
         const AxisPlan &AW = p->ax[2];
         c.taps_max = p->ax[0].k * p->ax[1].k;
-        const size_t pooled = AW.s == 1 ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 16 : 0;
+        // flat_row's pooled rows (stride 1), decimated_row's (stride 2): 64-byte aligned, slack
+        const size_t pooled = AW.s == 1   ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 16
+                              : AW.s == 2 ? (size_t)((2 * AW.out + AW.k + AW.in) * d.channels) + 48
+                                          : 0;
         // (+ 16: a streamed window's vector of slack, kStreamSlack)
         scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * AW.k) + (size_t)d.channels + 16 + pooled);
         if (indices && idx_columns_pay(c.taps_max, AW.k, AW.s, AW.in))   // idx_columns' pooled columns

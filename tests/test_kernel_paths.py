@@ -557,6 +557,31 @@ FEW_CHANNEL_WINDOWS = [
 ]
 
 
+def _decimated(prim, kind, dtype, channels, attrs):
+    """Whether NXC rows of these channels take decimated_row (see DECIMATED)."""
+    vec_bytes = {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+    lanes = vec_bytes // (8 if dtype == "f64" else 4)
+    k, s = attrs["kernel"][-1], (attrs.get("strides") or [1])[-1]
+    pb, d = (attrs.get("pads_begin") or [0])[-1], (attrs.get("dilations") or [1])[-1]
+    return kind == "MaxPool" and 2 * channels <= lanes and s == 2 and k in (2, 3) and d == 1 and pb < k
+
+
+def _same_pooling_elsewhere(prim, x, kind, dtype, attrs, q):
+    """The NXC rows x (of few channels) pooled by the path whose bits prim's
+    should give: the NCX planes for decimated rows (a +0 and -0 tie keeps the
+    first row's, then the first column's), else the same channels inside
+    128 (the register blocks, point by point)."""
+    channels = x.shape[-1]
+    if _decimated(prim, kind, dtype, channels, attrs):
+        planes = np.ascontiguousarray(np.moveaxis(x, -1, 1))
+        pd = dp.PoolingDesc(kind, planes.shape, dtype, data_format="NCX", **attrs, **q)
+        return np.moveaxis(dp.Pooling(pd).execute(planes), 1, -1)
+    wide = np.zeros((*x.shape[:-1], 128), x.dtype)
+    wide[..., :channels] = x
+    pd = dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q)
+    return dp.Pooling(pd).execute(wide)[..., :channels]
+
+
 @pytest.mark.parametrize("channels", FEW_CHANNELS)
 @pytest.mark.parametrize("spatial,attrs", FEW_CHANNEL_WINDOWS, ids=[str(c[0]) for c in FEW_CHANNEL_WINDOWS])
 @pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
@@ -583,12 +608,8 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
     got = prim.execute(x)
-    wide = np.zeros((*x.shape[:-1], 128), x.dtype)
-    wide[..., :channels] = x
-    pd_wide = dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q)
-    as_wide = dp.Pooling(pd_wide).execute(wide)[..., :channels]
-    bits = lambda a: a.view(np.uint8)
-    np.testing.assert_array_equal(bits(got), bits(np.ascontiguousarray(as_wide)))
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    np.testing.assert_array_equal(bits(got), bits(_same_pooling_elsewhere(prim, x, kind, dtype, attrs, q)))
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     full = dict(attrs, kind=kind, data_format="NXC", **q)
     if q:
@@ -604,6 +625,55 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
     else:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
                                    + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
+# NXC maxima with two or more points to a vector of channels (2 * C <= the
+# vector's lanes) and stride-2 windows of 2 or 3 dense columns pool each
+# output row's window rows into one flat row, then take a vector of outputs
+# from two vectors of it by one permute: rows first, then columns, as the
+# NCX planes do, whose bits they give (a window's +0 and -0 tie: the NXC
+# register blocks keep the first in row-major order, the planes the first
+# row's, then the first column's).  Padding before (pb 0 and 1), ceil
+# rounding's right padding, rows under one vector of values, output rows
+# under one vector, one and several window rows, H dilation; the vector
+# splits (4, 8 or 16 lanes) differ per ISA, so the capped runs take others.
+DECIMATED = [
+    ((2, 7, 9), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 8, 31), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 9, 12), dict(kernel=[2, 3], strides=[1, 2], pads_begin=[0, 1], pads_end=[1, 1])),
+    ((1, 6, 10), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+    ((1, 5, 3), dict(kernel=[3, 2], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 0])),
+    ((1, 11, 40), dict(kernel=[2, 3], strides=[2, 2], dilations=[3, 1], pads_begin=[0, 1], pads_end=[0, 1])),
+    ((1, 3, 5, 21), dict(kernel=[2, 1, 3], strides=[1, 2, 2], pads_begin=[0, 0, 1], pads_end=[0, 0, 1])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
+@pytest.mark.parametrize("channels", (2, 3, 5, 7, 8))
+@pytest.mark.parametrize("spatial,attrs", DECIMATED, ids=[str(c[0]) for c in DECIMATED])
+def test_nxc_maxima_of_few_channels_decimated_rows(spatial, attrs, channels, dtype):
+    """The reference's values, the NCX planes' bits when the rows decimate
+    (signed zeros among them; else the register blocks') and the same at 3
+    threads; a NaN and infinities of both signs."""
+    n, *sp = spatial
+    if dtype in ("u8", "s8"):
+        x = _integers((n, *sp, channels), dtype, 31)
+    else:
+        x = np.ascontiguousarray(np.moveaxis(make_input("MaxPool", (n, channels, *sp), dtype, 31), 1, -1))
+        zeros = np.abs(x) == 0
+        x[zeros] = np.where(np.arange(zeros.sum()) % 2, 0.0, -0.0).astype(x.dtype)   # +0 and -0 alike
+        x[0, ..., 1, channels - 1] = np.nan
+        x[-1, ..., -1, 0] = np.inf
+        x[-1, ..., 0, channels // 2] = -np.inf
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    np.testing.assert_array_equal(bits(got), bits(_same_pooling_elsewhere(prim, x, "MaxPool", dtype, attrs, {})))
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
 
 
 _GUARD_PAGE_CHILD = """
