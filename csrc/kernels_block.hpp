@@ -277,8 +277,9 @@ static void points_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
 // Out of line: inlined into channel_block_rows, it cost VGG's k2 s2 over 128
 // channels (another path) 1.42x its time.
 template <typename T, int K, int KW>
-__attribute__((noinline)) static void decimated_row(const T *src_row, const int64_t *roff, int64_t nrows, int64_t W, int64_t C, int64_t pb,
-                          int64_t OW, typename Traits<T>::Acc *B, T *o) {
+__attribute__((noinline)) static void decimated_row(const T *src_row, const int64_t *roff, int64_t nrows, int64_t W,
+                                                    int64_t C, int64_t pb, int64_t OW, typename Traits<T>::Acc *B,
+                                                    T *o) {
     typedef typename Traits<T>::Acc Acc;
     typedef typename Vec<T>::V V;
     typedef typename Vec<T>::VU VU;
@@ -715,8 +716,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                         (AW.in - 1) * c->ss[4];
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
-    // flat_row's pooled rows, 64-byte aligned
-    // (after a streamed window's partial results: C values and a vector of slack)
+    // flat_row's or decimated_row's pooled rows, 64-byte aligned (after a
+    // streamed window's partial results: C values and a vector of slack)
     typename Traits<T>::Acc *pooled =
         (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C + kStreamSlack) + 63) & ~(uintptr_t)63);
     [[maybe_unused]] const bool columns = WithIdx && idx_columns_ok<T>(c);
