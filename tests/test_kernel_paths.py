@@ -627,6 +627,69 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
                                    + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
+# NXC rows of a register block of channels or more (64 f32 on AVX-512, 32 on
+# AVX2): the points whose windows are whole pool in one loop per row
+# (blocks_row), the window's rows and columns fixed at compile time for 2x2
+# and 3x3, the channel tail with tail_point's vectors; border points one by
+# one.  Float maxima run without NaN tests and redo a row whose probe shows
+# a NaN.  Disjoint and overlapping windows (float averages do not slide), a
+# 3-D window, dilation, ceil rounding, 1-D rows.
+BLOCK_CHANNELS = (64, 67, 96, 131, 200)
+BLOCK_ROW_WINDOWS = [
+    ((2, 6, 9), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 7, 11), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 8, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
+    ((1, 3, 6, 7), dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
+    ((1, 9, 12), dict(kernel=[2, 3], strides=[2, 3], dilations=[2, 2], pads_begin=[1, 0], pads_end=[1, 3])),
+    ((3, 23), dict(kernel=[4], strides=[4], pads_begin=[1], pads_end=[2])),
+]
+
+
+@pytest.mark.parametrize("channels", BLOCK_CHANNELS)
+@pytest.mark.parametrize("spatial,attrs", BLOCK_ROW_WINDOWS, ids=[str(c[0]) for c in BLOCK_ROW_WINDOWS])
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f16"),
+                                        ("MaxPool", "f64"), ("MaxPool", "u8"), ("MaxPool", "s8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "bf16"), ("AvgPool", "f64")])
+def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
+    """The reference's values (maxima exactly, with a NaN and infinities of
+    both signs in whole windows and in the channel tail; averages within the
+    type's rounding), the index path's values (maxima: every point one by
+    one, other code), and the same bits at 2 and 3 threads."""
+    n, *sp = spatial
+    shape = (n, *sp, channels)
+    if dtype in ("u8", "s8"):
+        x = _integers(shape, dtype, 41)
+    else:
+        x = np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 41), 1, -1).copy()
+        if kind == "MaxPool":
+            x[..., :] = np.where(np.isnan(x), 0, x)   # the NaNs placed below only
+            row = x[(0,) + (1,) * (len(sp) - 1)]   # (d, h) row 1: positions 0 and 4, inside every window set
+            row[0, 5] = row[4, 9] = np.nan
+            x[-1].reshape(-1, channels)[-2, channels - 1] = np.nan      # the tail, near the end
+            x[0].reshape(-1, channels)[3, 7] = np.inf
+            x[0].reshape(-1, channels)[4, 7] = -np.inf
+    x = np.ascontiguousarray(x)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=channels % 2 == 1)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
+        np.testing.assert_array_equal(got.astype(np.float64),   # values: slid k3 s2 rows may keep the other zero
+                                      prim.execute(x, with_indices=True)[0].astype(np.float64))
+        if dtype not in ("u8", "s8"):
+            assert np.isnan(got).sum() == np.isnan(want).sum() >= 1   # (the tail NaN is outside some windows)
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
+                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+
+
 # NXC maxima with two or more points to a vector of channels (2 * C <= the
 # vector's lanes) and stride-2 windows of 2 or 3 dense columns pool each
 # output row's window rows into one flat row, then take a vector of outputs
