@@ -377,7 +377,8 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
 // false: probed, as there), its channel tail by block_point (with NaN
 // tests).  One loop with the window fixed at compile time where
 // with_window_constants fixes it: a call per block with the taps counted
-// at run time took VGG's k2 s2 over 128 channels 1.x its time.
+// at run time took VGG's k2 s2 over 128 channels 1.14x its time (bf16 and
+// f16 1.5x).
 template <typename T, int K, int KW, int NR, bool Nan>
 static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
