@@ -155,8 +155,8 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
 // infinities of both signs, make it NaN; the caller then pools the points
 // again with the tests), summed in registers first: added to probe[] tap by
 // tap, out of line (bf16), the sums went through memory and took the
-// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Consecutive: at[j] = j * lanes (averages store
-// those in pairs).
+// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Consecutive: at[j] =
+// j * lanes (averages store those in pairs).
 template <typename T, int K, int NV, bool Consecutive, bool Nan = true>
 static inline __attribute__((always_inline)) void point_vectors(const T *p0, const int64_t *roff, int64_t nrows,
                                                                 int64_t nkw, int64_t kstep, const int64_t (&at)[NV],
