@@ -42,7 +42,7 @@ extensions = [
         include_dirs=["csrc", np.get_include()],
         depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/threads.hpp", "csrc/isa.hpp",
                  "csrc/isa_avx2_ops.hpp", "csrc/kernels.hpp",
-                 "csrc/kernels_block.hpp", "csrc/kernels_columns.hpp", "csrc/kernels_phases.hpp",
+                 "csrc/kernels_block.hpp", "csrc/kernels_columns.hpp", "csrc/kernels_phases.hpp", "csrc/kernels_doubling.hpp",
                  "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp",
                  "dnnpool/_core.pxd", "dnnpool/capi.pxd", "dnnpool/_capi_table.pxi"],
         language="c++",

@@ -781,6 +781,7 @@ static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int6
 #include "kernels_columns.hpp"
 #include "kernels_block.hpp"
 #include "kernels_phases.hpp"
+#include "kernels_doubling.hpp"
 #include "kernels_sep.hpp"
 #include "kernels_global.hpp"
 

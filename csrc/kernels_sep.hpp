@@ -66,6 +66,8 @@ struct SepPass {
     int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
     int pair_code;            // pair_rows' window (pair_window; 0: none)
     bool plane;               // chunk_plane (plane_window)
+    bool doubling;            // one lane: slide_row's W pass by doubling (doubles_row)
+    DoublingShifts<T> shifts; // ... and its shuffles
     typedef typename IdxVec<Acc>::Lane Lane;
     Lane *pcol;               // chunk_plane: the column of each position of a chunk
     Div *pdiv;                // chunk_plane: the divisor of each position of the chunk [pdiv_lo, pdiv_hi)
@@ -83,7 +85,7 @@ struct SepPass {
     static P *at(char *scr, size_t off, bool used = true) { return used ? (P *)(scr + off) : nullptr; }
 
     SepPass(const ExecCtx *ctx, char *scr)
-        : c(ctx), g(ctx->sep), AD(ctx->ax[0]), AH(ctx->ax[1]), AW(ctx->ax[2]) {
+        : c(ctx), g(ctx->sep), AD(ctx->ax[0]), AH(ctx->ax[1]), AW(ctx->ax[2]), shifts(ctx->sep.w_doubled ? ctx->ax[2].k : 0) {
         L = g.lanes;
         OWL = AW.out * L;
         xp = at<Acc>(scr, g.xp);
@@ -114,6 +116,7 @@ struct SepPass {
         }
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
         part = strip_part();
+        doubling = doubles_row();
         fused = fused_window();
         direct_code = direct_window();
         pair_code = pair_window();
@@ -153,8 +156,12 @@ struct SepPass {
         if (I || K == kQAvg || AW.d != 1 || !all_w || AW.out * L < VL) return 0;
         if (Lanes ? c->ds[1] != 1 || c->ds[4] != L || L % VL != 0 : c->ds[4] != 1) return 0;
         if (!Lanes && AW.out >= VL && small_strided_code()) return small_strided_code();
-        return AW.s == 1 && !g.h_fact && !g.h_dbl ? kSlideRow : 0;
+        return AW.s == 1 && (doubling || (!g.h_fact && !g.h_dbl)) ? kSlideRow : 0;
     }
+    // One lane, stride 1 undilated: the W pass by doubling
+    // (kernels_doubling.hpp) rather than tap by tap or factored, as the plan
+    // says (g.w_doubled: it also leaves the slack that pass reads).
+    bool doubles_row() const { return !Lanes && !I && K != kQAvg && kVecBytes == 64 && g.w_doubled; }
 
     // Output columns [lo, hi] where direct_rows' vector blocks may start:
     // windows that start inside the row and whose S * VL (+ S) loads end
@@ -927,6 +934,29 @@ struct SepPass {
         }
         return ow;
     }
+    // One lane (doubling): output row `out` from its padded row X, a scratch
+    // row with kDoublingSlackBytes of slack.
+    template <bool Nan, typename Src>
+    void doubled_row(const Src *X, T *__restrict out, Div dh) {
+        typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
+        constexpr int64_t VL = Vec<T>::lanes;
+        const int64_t n = AW.out;
+        const int nl = shifts.nl;
+        const DoublingShifts<T> &sh = shifts;
+        auto put = [&](int64_t b, V v) __attribute__((always_inline)) {
+            const int64_t x = b * VL;
+            if constexpr (K == kAvg) v = v / (dh * *(const VU *)(wdiv + x));   // (wdiv's slack: divisors of 1)
+            if (x + VL <= n) return store_as<T, K == kMax>(out + x, v);
+            T tail[VL];   // the row's last outputs: what follows out is not ours
+            store_as<T, K == kMax>(tail, v);
+            for (int64_t i = 0; i < n - x; ++i) out[x + i] = tail[i];
+        };
+        const int64_t nb = (n + VL - 1) / VL;
+        if (nl == 2) doubled_blocks<T, K, 2, Nan>(X, nb, sh, put, LaneIdx<VL>{});
+        else if (nl == 3) doubled_blocks<T, K, 3, Nan>(X, nb, sh, put, LaneIdx<VL>{});
+        else if constexpr (VL >= 16) doubled_blocks<T, K, 4, Nan>(X, nb, sh, put, LaneIdx<VL>{});   // (doubling_fits)
+    }
     template <bool Slack, bool Nan, typename Src>
     void slide_row(const Src *X, T *__restrict out, Div dh) {
         constexpr int64_t VL = Vec<T>::lanes;
@@ -941,6 +971,9 @@ struct SepPass {
                 for (; x < end; x += VL) slide_block<1, Slack, Nan>(X, out, x, dh, div_col);
             }
             return;
+        }
+        if constexpr (Slack && K != kQAvg && !I && kVecBytes == 64) {
+            if (doubling) return doubled_row<Nan>(X, out, dh);
         }
         const int64_t n = AW.out;
         int64_t x = 0;
@@ -976,7 +1009,7 @@ struct SepPass {
     // that end at the row's last element: KW <= S, or stride 1).
     bool finish_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, const Acc *stack) {
         const bool direct = !stack && AD.k == 1 && AH.k == 1 && (AW.k <= AW.s || AW.s == 1) && dense_rows() &&
-                            valid_lo() == 0 && valid_hi() == g.wp;
+                            valid_lo() == 0 && valid_hi() == g.wp && !doubling;   // (doubling reads past rows: scratch)
         if (!fused || (!stack && !direct)) return false;
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2];
         const T *src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + (od * AD.s - AD.pb) * c->ss[2];
@@ -1165,20 +1198,29 @@ struct SepPass {
         for (; x < n; ++x) d[x] = b ? combine<Acc, K>(load_one<T>(a[x]), load_one<T>(b[x])) : load_one<T>(a[x]);
     }
     // The prefix P = P (+) x (P = x when `first`), then the window V = S (+) P.
-    template <typename SX>
-    static void prefix_window(Acc *V, const Acc *S, Acc *P, const SX *x, bool first, int64_t n) {
+    // Probe (float maxima): returns whether V holds no NaN, from the sum of
+    // its values (a NaN, or infinities of both signs, say no).
+    template <bool Probe, typename SX>
+    static bool prefix_window(Acc *V, const Acc *S, Acc *P, const SX *x, bool first, int64_t n) {
+        typedef typename Vec<T>::V Vv;
         constexpr int64_t VL = Vec<T>::lanes;
+        Vv sum{};
         int64_t i = 0;
         for (; i + VL <= n; i += VL) {
-            typename Vec<T>::V p = load_any<T>(x + i);
+            Vv p = load_any<T>(x + i);
             if (!first) p = vcombine<K>(load_any<T>(P + i), p);
             store_vec<T>(P + i, p);
-            store_vec<T>(V + i, vcombine<K>(load_any<T>(S + i), p));
+            const Vv w = vcombine<K>(load_any<T>(S + i), p);
+            store_vec<T>(V + i, w);
+            if constexpr (Probe) sum += w;
         }
+        Acc tail = 0;
         for (; i < n; ++i) {
             P[i] = first ? load_one<T>(x[i]) : combine<Acc, K>(P[i], load_one<T>(x[i]));
             V[i] = combine<Acc, K>(S[i], P[i]);
+            if constexpr (Probe) tail += V[i];
         }
+        return Probe && !holds_nan(sum) && tail == tail;
     }
     // f(valid columns of padded input row j): a src row, its widened copy
     // (strided rows), or a row of identities outside the input.
@@ -1225,6 +1267,7 @@ struct SepPass {
             for (; o < oe; ++o) {
                 fill_pad<T>(V, id0, j0);   // spills are overwritten below; the W pass may have destroyed V
                 fill_pad<T>(V + j1, id0, xl - j1);
+                bool clean = false;   // V probed free of NaN: the W pass compares without NaN tests
                 if (o == bs) {   // a window that is its block
                     combine_span(V + j0, S, (const Acc *)nullptr, len);
                 } else {
@@ -1234,13 +1277,13 @@ struct SepPass {
                             else combine_span(P, P, x, len);
                         });
                     const Acc *suffix = S + (o - bs) * xl;
-                    with_input_row(pj, [&](auto x) { prefix_window(V + j0, suffix, P, x, pj == be + 1, len); });
+                    with_input_row(pj, [&](auto x) { clean = prefix_window<kProbed>(V + j0, suffix, P, x, pj == be + 1, len); });
                     ++pj;
                 }
                 const int64_t vcnt = AH.kend[o] - AH.kbeg[o];
                 if (vcnt && fused == kSlideRow) {
                     finish_row<true>(V, (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + o * c->ds[3],
-                               (Div)(AD.div[od] * AH.div[o]));
+                               (Div)(AD.div[od] * AH.div[o]), clean);
                     continue;
                 }
                 if (vcnt) horizontal(V, nullptr, 1, fA, nullptr, fC, nullptr, &yw);

@@ -295,7 +295,9 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     }
     g.wdiv = at; at = align64(at + AW.out * 8 + 64);   // + slack for a vector past OW
     g.wcnt = at; at = align64(at + AW.out * 8);
-    g.total = at;
+    g.w_doubled = lanes == 1 && !with_idx && p.kind != kQAvg && AW.s == 1 && AW.d == 1 &&
+                  doubling_fits(isa_vec_bytes(p.isa), acc_size(p.desc.dtype), AW.k, p.kind == kMax);
+    g.total = at + (g.w_doubled ? kDoublingSlackBytes : 0);
     return g;
 }
 
@@ -450,7 +452,7 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
         // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
         // +plane: chunks of rows as flat planes (the other passes do not run)
         if (g.plane) std::snprintf(buf, sizeof buf, "%s:%s+plane", isa_name(p->isa), variant_name(v));
-        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact ? "+wslide" : "",
+        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact || g.w_doubled ? "+wslide" : "",
                            g.v_dbl ? "+hslide" : "");
     } else {
         std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));

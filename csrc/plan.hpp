@@ -49,8 +49,20 @@ struct SepLayout {
     int32_t plane;          // values, one lane, "same" stride-1 windows over short rows: chunks as flat planes (plane_fits)
     size_t fbuf[4], fbufi[4];   // flat: padded rows, phases, two pass results
     size_t wdiv, wcnt;      // per output column: divisor factor (as Acc / float), valid tap count
+    int32_t w_doubled;      // one lane, float values, stride 1: the W pass doubles in registers (kernels_doubling.hpp)
     size_t total;
 };
+// Windows the doubled W pass takes: enough taps for the shuffles to beat
+// loading them, a top level (a power of two) of at most a vector, and
+// shifts within a pair of vectors (maxima: up to 2 VL - 1 taps; sums: their
+// digits' shifts, up to VL), on 64-byte vectors (a shift known at run time is
+// one two-source permute).
+constexpr bool doubling_fits(int64_t vec_bytes, int64_t acc_bytes, int64_t kw, bool is_max) {
+    return vec_bytes == 64 && kw >= 4 && (is_max ? kw < 2 * (vec_bytes / acc_bytes) : kw <= vec_bytes / acc_bytes);
+}
+// Bytes the doubled W pass may read past a scratch row's end (the scratch
+// ends this far on).
+constexpr size_t kDoublingSlackBytes = 6 * 64;
 
 // One execution: plan + tensors with logical (N, C, D, H, W) strides.
 struct ExecCtx {

@@ -262,7 +262,7 @@ def test_strided_ncx_rows_streamed_match_dense_rows(kind, dtype):
     view = x[..., ::2]                                    # W stride 2: not dense rows
     attrs = dict(kernel=[13, 7], pads_begin=[6, 3], pads_end=[6, 3])
     prim = dp.Pooling(dp.PoolingDesc(kind, view.shape, dtype, data_format="NCX", **attrs))
-    assert prim.kernel_name.split(":")[1] == "separable+hslide"
+    assert prim.kernel_name.split(":")[1] in ("separable+hslide", "separable+wslide+hslide"), prim.kernel_name
     got = prim.execute(view)
     np.testing.assert_array_equal(got.astype(np.float64), prim.execute(np.ascontiguousarray(view)).astype(np.float64))
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))
@@ -384,8 +384,10 @@ FLAT_PLANES = [
 @pytest.mark.parametrize("kind,exclude_pad", [("AvgPool", True), ("AvgPool", False), ("MaxPool", None)])
 @pytest.mark.parametrize("shape,attrs", FLAT_PLANES, ids=[str(c[0]) for c in FLAT_PLANES])
 def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclude_pad, dtype):
-    """Flat planes give the bits of the widened rows (a W stride of 2 takes
-    those) at every thread count, and the reference's values."""
+    """Flat planes give the maxima of the widened rows (a W stride of 2 takes
+    those) bit for bit and their averages within rounding (the widened rows'
+    W pass may double: its sums add in another order), the same bits at
+    every thread count, and the reference's values."""
     attrs = dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
     x = make_input(kind, shape[:-1] + (2 * shape[-1],), dtype, 9)
     view = x[..., ::2]
@@ -394,7 +396,11 @@ def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclu
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(":separable+plane"), prim.kernel_name
     got = prim.execute(dense).astype(np.float64)
-    np.testing.assert_array_equal(got, prim.execute(view).astype(np.float64))
+    widened = prim.execute(view).astype(np.float64)
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got, widened)
+    else:
+        np.testing.assert_allclose(got, widened, rtol=0, atol=tolerance(dtype, view))
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
     want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
@@ -846,6 +852,75 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     assert np.isnan(got).any() == (nan_at is not None)
 
 
+# NCX stride-1 maxima whose W pass doubles (one lane, 64-byte vectors:
+# windows of 4 to 2 VL - 1 columns).  (shape, kernel, pads_begin, pads_end,
+# rounding): rows of exactly one vector, with a tail, shorter than the slack;
+# windows of one row and square ones (k15: the H pass streams van Herk blocks).
+DOUBLED_ROWS = [
+    ((1, 2, 9, 16), (3, 4), (1, 0), (1, 1), "floor"),
+    ((1, 3, 11, 37), (1, 5), (0, 2), (0, 1), "floor"),
+    ((2, 1, 6, 53), (2, 7), (0, 2), (1, 3), "ceil"),
+    ((1, 2, 20, 40), (8, 8), (4, 4), (3, 2), "floor"),
+    ((1, 1, 7, 70), (1, 9), (0, 0), (0, 0), "floor"),
+    ((1, 2, 33, 61), (15, 15), (7, 7), (7, 5), "floor"),
+    ((1, 1, 40, 256), (15, 15), (7, 7), (7, 7), "floor"),
+    ((1, 1, 5, 100), (2, 16), (0, 8), (1, 7), "floor"),
+    ((1, 2, 12, 90), (3, 17), (1, 8), (1, 8), "ceil"),
+    ((1, 1, 4, 64), (1, 31), (0, 15), (0, 14), "floor"),
+]
+
+
+def _doubles(prim, kind, kw, dtype):
+    """Whether the plan doubles this W pass (plan.hpp: doubling_fits)."""
+    vec_bytes = {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+    lanes = 64 // (8 if dtype == "f64" else 4)
+    return vec_bytes == 64 and kw >= 4 and (kw < 2 * lanes if kind == "MaxPool" else kw <= lanes)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
+@pytest.mark.parametrize("shape,kernel,pb,pe,rounding", DOUBLED_ROWS, ids=[f"k{c[1][0]}x{c[1][1]} W{c[0][3]}" for c in DOUBLED_ROWS])
+def test_ncx_stride_one_maxima_doubled_along_rows(shape, kernel, pb, pe, rounding, dtype):
+    """The doubled W pass gives the reference's maxima (ties, both
+    infinities and NaNs: make_input), the index path's values, and the same
+    bits at 1, 2 and 3 threads; a NaN in the last window of a row, or only in
+    its first one, is not lost."""
+    x = _integers(shape, dtype, 12) if dtype in ("u8", "s8") else make_input("MaxPool", shape, dtype, 12)
+    if dtype not in ("u8", "s8"):
+        x[0, 0, 0, -1] = np.nan
+        x[0, -1, -1, 0] = np.nan
+    attrs = dict(kernel=list(kernel), pads_begin=list(pb), pads_end=list(pe), rounding_type=rounding)
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert ":separable+wslide" in prim.kernel_name or not _doubles(prim, "MaxPool", kernel[1], dtype), prim.kernel_name
+    got = prim.execute(x).astype(np.float64)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
+    np.testing.assert_array_equal(got, want.astype(x.dtype).astype(np.float64))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0].astype(np.float64))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x).astype(np.float64))
+
+
+@pytest.mark.parametrize("exclude_pad", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,kernel,pb,pe,rounding", DOUBLED_ROWS, ids=[f"k{c[1][0]}x{c[1][1]} W{c[0][3]}" for c in DOUBLED_ROWS])
+def test_ncx_stride_one_averages_doubled_along_rows(shape, kernel, pb, pe, rounding, dtype, exclude_pad):
+    """The doubled W pass's sums (the window's binary digits) give the
+    reference's averages with either divisor, and the same bits at 1, 2 and
+    3 threads."""
+    x = make_input("AvgPool", shape, dtype, 13)
+    attrs = dict(kernel=list(kernel), pads_begin=list(pb), pads_end=list(pe), rounding_type=rounding,
+                 exclude_pad=exclude_pad)
+    pd = dp.PoolingDesc("AvgPool", x.shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert ":separable+wslide" in prim.kernel_name or not _doubles(prim, "AvgPool", kernel[1], dtype), prim.kernel_name
+    got = prim.execute(x).astype(np.float64)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="AvgPool", data_format="NCX"))
+    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, x)
+                               + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x).astype(np.float64))
+
+
 _SCANNED_WANT = {}   # reference maxima per (shape, NaN position, k), the same in every dtype
 
 
@@ -870,7 +945,7 @@ def test_ncx_stride_one_maxima_scanned_for_nan(shape, nan_at, dtype):
     for k in (5, 7):
         attrs = dict(kernel=[k, k], pads_begin=[k // 2] * 2, pads_end=[k // 2] * 2)
         prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NCX", **attrs))
-        assert prim.kernel_name.endswith(":separable"), prim.kernel_name
+        assert prim.kernel_name.split(":")[1] in ("separable", "separable+wslide"), prim.kernel_name
         key = (shape, nan_at, k)
         if key not in _SCANNED_WANT:   # the same maxima in every dtype: computed once
             _SCANNED_WANT[key] = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))[0]
