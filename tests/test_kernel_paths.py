@@ -563,9 +563,14 @@ FEW_CHANNEL_WINDOWS = [
 ]
 
 
+def _vec_bytes(prim):
+    """The vector width of the ISA variant a primitive runs on (its kernel name's prefix)."""
+    return {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+
+
 def _decimated(prim, kind, dtype, channels, attrs):
     """Whether NXC rows of these channels take decimated_row (see DECIMATED)."""
-    vec_bytes = {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+    vec_bytes = _vec_bytes(prim)
     lanes = vec_bytes // (8 if dtype == "f64" else 4)
     k, s = attrs["kernel"][-1], (attrs.get("strides") or [1])[-1]
     pb, d = (attrs.get("pads_begin") or [0])[-1], (attrs.get("dilations") or [1])[-1]
@@ -872,7 +877,7 @@ DOUBLED_ROWS = [
 
 def _doubles(prim, kind, kw, dtype):
     """Whether the plan doubles this W pass (plan.hpp: doubling_fits)."""
-    vec_bytes = {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+    vec_bytes = _vec_bytes(prim)
     lanes = 64 // (8 if dtype == "f64" else 4)
     return vec_bytes == 64 and kw >= 4 and (kw < 2 * lanes if kind == "MaxPool" else kw <= lanes)
 
