@@ -39,8 +39,8 @@ struct DoublingShifts {
         last = from(digits);
         int64_t above = (int64_t)1 << nl;
         for (int l = nl - 1; l >= 0; --l) {
-            at[l] = from(above);
-            if (l == 0) at0 = above;
+            if (l) at[l] = from(above);
+            else at0 = above;
             if (digits >> l & 1) above += (int64_t)1 << l;
         }
     }

@@ -66,8 +66,7 @@ struct SepPass {
     int direct_code;          // direct_rows' window (direct_window; 0: the passes instead)
     int pair_code;            // pair_rows' window (pair_window; 0: none)
     bool plane;               // chunk_plane (plane_window)
-    bool doubling;            // one lane: slide_row's W pass by doubling (doubles_row)
-    DoublingShifts<T> shifts; // ... and its shuffles
+    DoublingShifts<T> shifts; // one lane, doubles_row: the doubled W pass's shuffles
     typedef typename IdxVec<Acc>::Lane Lane;
     Lane *pcol;               // chunk_plane: the column of each position of a chunk
     Div *pdiv;                // chunk_plane: the divisor of each position of the chunk [pdiv_lo, pdiv_hi)
@@ -116,7 +115,6 @@ struct SepPass {
         }
         for (int64_t i = 0; i < 64 / (int64_t)sizeof(Div); ++i) wdiv[AW.out + i] = 1;   // the slack: harmless divisors
         part = strip_part();
-        doubling = doubles_row();
         fused = fused_window();
         direct_code = direct_window();
         pair_code = pair_window();
@@ -156,12 +154,18 @@ struct SepPass {
         if (I || K == kQAvg || AW.d != 1 || !all_w || AW.out * L < VL) return 0;
         if (Lanes ? c->ds[1] != 1 || c->ds[4] != L || L % VL != 0 : c->ds[4] != 1) return 0;
         if (!Lanes && AW.out >= VL && small_strided_code()) return small_strided_code();
-        return AW.s == 1 && (doubling || (!g.h_fact && !g.h_dbl)) ? kSlideRow : 0;
+        return AW.s == 1 && (doubles_row() || (!g.h_fact && !g.h_dbl)) ? kSlideRow : 0;
     }
+    // Whether the fused W pass loads past its rows' ends (the doubled pass's
+    // slack), so takes rows from scratch, never straight from src.
+    bool fused_reads_past_rows() const { return fused == kSlideRow && doubles_row(); }
     // One lane, stride 1 undilated: the W pass by doubling
     // (kernels_doubling.hpp) rather than tap by tap or factored, as the plan
     // says (g.w_doubled: it also leaves the slack that pass reads).
     bool doubles_row() const { return !Lanes && !I && K != kQAvg && kVecBytes == 64 && g.w_doubled; }
+    // One lane: the divisors of output columns [x, x + VL) of a row whose D
+    // and H windows count dh (wdiv's slack past the row: divisors of 1).
+    typename Vec<T>::V col_divisors(Div dh, int64_t x) const { return dh * *(const typename Vec<T>::VU *)(wdiv + x); }
 
     // Output columns [lo, hi] where direct_rows' vector blocks may start:
     // windows that start inside the row and whose S * VL (+ S) loads end
@@ -225,7 +229,6 @@ struct SepPass {
     template <int S, int KW>
     void direct_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         typedef typename Vec<T>::V V;
-        typedef typename Vec<T>::VU VU;
         typedef IdxVec<Acc> IV;
         constexpr int64_t VL = Vec<T>::lanes;
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
@@ -269,7 +272,7 @@ struct SepPass {
                         auto rows = [&](int64_t base, int j) __attribute__((always_inline)) { return cols[base / S][j]; };
                         const V v = strided_windows<T, K, S, KW>(rows);
                         if constexpr (K == kMax) store_as<T, true>(o + ow, v);
-                        else store_as<T>(o + ow, v / (dh * *(const VU *)(wdiv + ow)));
+                        else store_as<T>(o + ow, v / col_divisors(dh, ow));
                     }
                     done_hi = ow + VL;
                     if (ow == hi) break;
@@ -344,7 +347,6 @@ struct SepPass {
     template <int KW, int PB, int NR>
     __attribute__((always_inline)) void pair_row(const T *src_nc, const int64_t *roff, T *o, Div dh) {
         typedef typename Vec<T>::V V;
-        typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr LaneIdx<VL> lanes{};
         constexpr bool kAfter = KW - 1 - PB == 2;   // a tap two on: the next block's first even value
@@ -376,7 +378,7 @@ struct SepPass {
             v = vcombine<K>(v, tap(std::integral_constant<int, 1>{}));
             if constexpr (KW == 3) v = vcombine<K>(v, tap(std::integral_constant<int, 2>{}));
             if constexpr (K == kMax) store_as<T, true>(o + ow, v);
-            else if constexpr (K == kAvg) store_as<T>(o + ow, v / (dh * *(const VU *)(wdiv + ow)));
+            else if constexpr (K == kAvg) store_as<T>(o + ow, v / col_divisors(dh, ow));
         };
         V Eb = pad, Ob = pad, E, O, En = pad, On = pad, Ea = pad;
         split(0, E, O);
@@ -651,12 +653,12 @@ struct SepPass {
                     typedef typename Vec<T>::VU VU;
                     constexpr int64_t VL = Vec<T>::lanes;
                     for (; ow + VL <= OW; ow += VL)
-                        store_as<T>(out + ow, (Vv) * (const VU *)(V + ow) / (dh * (Vv) * (const VU *)(wdiv + ow)));
+                        store_as<T>(out + ow, (Vv) * (const VU *)(V + ow) / col_divisors(dh, ow));
                     if (ow < OW) {
                         // The tail in one vector too: V rows and wdiv have slack
                         // past OW (lanes past it are computed, then dropped).
                         T part[VL];
-                        store_as<T>(part, (Vv) * (const VU *)(V + ow) / (dh * (Vv) * (const VU *)(wdiv + ow)));
+                        store_as<T>(part, (Vv) * (const VU *)(V + ow) / col_divisors(dh, ow));
                         for (int64_t i = 0; ow < OW; ++i, ++ow) out[ow] = part[i];
                     }
                 }
@@ -862,14 +864,13 @@ struct SepPass {
     // VL columns at a time, the last block overlapping the one before.
     template <int S, int KW, typename Src>
     void strided_row(const Src *X, T *__restrict out, Div dh) {
-        typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         const int64_t last = AW.out - VL;
         for (int64_t ow = 0;; ow += VL) {
             if (ow > last) ow = last;
             const typename Vec<T>::V v = strided_windows<T, K, S, KW>(row_load<T>(X + ow * S));
             if constexpr (K == kMax) store_as<T, true>(out + ow, v);
-            else if constexpr (K == kAvg) store_as<T>(out + ow, v / (dh * *(const VU *)(wdiv + ow)));
+            else if constexpr (K == kAvg) store_as<T>(out + ow, v / col_divisors(dh, ow));
             if (ow == last) break;
         }
     }
@@ -885,7 +886,6 @@ struct SepPass {
     template <int NV, bool Slack, bool Nan, typename Src>
     __attribute__((always_inline)) void slide_block(const Src *X, T *__restrict out, int64_t x, Div dh, Div div_col) {
         typedef typename Vec<T>::V V;
-        typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         V acc[NV];
         if constexpr (!Lanes && Slack) {
@@ -902,7 +902,7 @@ struct SepPass {
             if constexpr (K == kMax) {
                 store_as<T, true>(out + xj, acc[j]);
             } else if constexpr (K == kAvg) {   // (quantized averages never slide here)
-                const V div = Lanes ? (V){} + div_col : dh * *(const VU *)(wdiv + xj);
+                const V div = Lanes ? (V){} + div_col : col_divisors(dh, xj);
                 store_as<T>(out + xj, acc[j] / div);
             }
         }
@@ -939,14 +939,13 @@ struct SepPass {
     template <bool Nan, typename Src>
     void doubled_row(const Src *X, T *__restrict out, Div dh) {
         typedef typename Vec<T>::V V;
-        typedef typename Vec<T>::VU VU;
         constexpr int64_t VL = Vec<T>::lanes;
         const int64_t n = AW.out;
         const int nl = shifts.nl;
         const DoublingShifts<T> &sh = shifts;
         auto put = [&](int64_t b, V v) __attribute__((always_inline)) {
             const int64_t x = b * VL;
-            if constexpr (K == kAvg) v = v / (dh * *(const VU *)(wdiv + x));   // (wdiv's slack: divisors of 1)
+            if constexpr (K == kAvg) v = v / col_divisors(dh, x);
             if (x + VL <= n) return store_as<T, K == kMax>(out + x, v);
             T tail[VL];   // the row's last outputs: what follows out is not ours
             store_as<T, K == kMax>(tail, v);
@@ -973,7 +972,7 @@ struct SepPass {
             return;
         }
         if constexpr (Slack && K != kQAvg && !I && kVecBytes == 64) {
-            if (doubling) return doubled_row<Nan>(X, out, dh);
+            if (doubles_row()) return doubled_row<Nan>(X, out, dh);
         }
         const int64_t n = AW.out;
         int64_t x = 0;
@@ -1009,7 +1008,7 @@ struct SepPass {
     // that end at the row's last element: KW <= S, or stride 1).
     bool finish_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, const Acc *stack) {
         const bool direct = !stack && AD.k == 1 && AH.k == 1 && (AW.k <= AW.s || AW.s == 1) && dense_rows() &&
-                            valid_lo() == 0 && valid_hi() == g.wp && !doubling;   // (doubling reads past rows: scratch)
+                            valid_lo() == 0 && valid_hi() == g.wp && !fused_reads_past_rows();
         if (!fused || (!stack && !direct)) return false;
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2];
         const T *src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + (od * AD.s - AD.pb) * c->ss[2];
