@@ -492,6 +492,15 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
     }
 }
 
+// store_as of the first m lanes only (a row's tail: what follows o is not
+// the caller's).
+template <typename T, bool Exact = false>
+static inline void store_head_as(T *o, typename Vec<T>::V v, int64_t m) {
+    T buf[Vec<T>::lanes];
+    store_as<T, Exact>(buf, v);
+    for (int64_t i = 0; i < m; ++i) o[i] = buf[i];
+}
+
 // store_as of two consecutive vectors: rounded bf16 packs both at once.
 template <typename T>
 static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V b) {

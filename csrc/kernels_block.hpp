@@ -328,9 +328,7 @@ __attribute__((noinline)) static void decimated_row(const T *src_row, const int6
         if (ow * C + VL <= m) {
             store_as<T, true>(o + ow * C, v);
         } else {
-            T buf[VL];
-            store_as<T, true>(buf, v);
-            for (int64_t i = 0; i < m - ow * C; ++i) o[ow * C + i] = buf[i];
+            store_head_as<T, true>(o + ow * C, v, m - ow * C);
         }
     }
 }

@@ -16,7 +16,8 @@
 
 constexpr int floor_log2(int64_t k) { return k < 2 ? 0 : 1 + floor_log2(k / 2); }
 
-// The shuffles the windows of kw need (fixed per primitive: built once).
+// The shuffles the windows of kw need (fixed per window: built once per
+// thread's pass over its rows, not per row).
 template <typename T>
 struct DoublingShifts {
     typedef typename std::conditional<sizeof(typename Traits<T>::Acc) == 8, int64_t, int32_t>::type Lane;

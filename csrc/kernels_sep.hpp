@@ -162,7 +162,8 @@ struct SepPass {
     // One lane, stride 1 undilated: the W pass by doubling
     // (kernels_doubling.hpp) rather than tap by tap or factored, as the plan
     // says (g.w_doubled: it also leaves the slack that pass reads).
-    bool doubles_row() const { return !Lanes && !I && K != kQAvg && kVecBytes == 64 && g.w_doubled; }
+    static constexpr bool kDoublable = !Lanes && !I && K != kQAvg && kVecBytes == 64;   // (instantiated only then)
+    bool doubles_row() const { return kDoublable && g.w_doubled; }
     // One lane: the divisors of output columns [x, x + VL) of a row whose D
     // and H windows count dh (wdiv's slack past the row: divisors of 1).
     typename Vec<T>::V col_divisors(Div dh, int64_t x) const { return dh * *(const typename Vec<T>::VU *)(wdiv + x); }
@@ -657,9 +658,8 @@ struct SepPass {
                     if (ow < OW) {
                         // The tail in one vector too: V rows and wdiv have slack
                         // past OW (lanes past it are computed, then dropped).
-                        T part[VL];
-                        store_as<T>(part, (Vv) * (const VU *)(V + ow) / col_divisors(dh, ow));
-                        for (int64_t i = 0; ow < OW; ++i, ++ow) out[ow] = part[i];
+                        store_head_as<T>(out + ow, (Vv) * (const VU *)(V + ow) / col_divisors(dh, ow), OW - ow);
+                        ow = OW;
                     }
                 }
                 for (; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
@@ -946,10 +946,8 @@ struct SepPass {
         auto put = [&](int64_t b, V v) __attribute__((always_inline)) {
             const int64_t x = b * VL;
             if constexpr (K == kAvg) v = v / col_divisors(dh, x);
-            if (x + VL <= n) return store_as<T, K == kMax>(out + x, v);
-            T tail[VL];   // the row's last outputs: what follows out is not ours
-            store_as<T, K == kMax>(tail, v);
-            for (int64_t i = 0; i < n - x; ++i) out[x + i] = tail[i];
+            if (x + VL <= n) store_as<T, K == kMax>(out + x, v);
+            else store_head_as<T, K == kMax>(out + x, v, n - x);   // the row's last outputs
         };
         const int64_t nb = (n + VL - 1) / VL;
         if (nl == 2) doubled_blocks<T, K, 2, Nan>(X, nb, sh, put, LaneIdx<VL>{});
@@ -971,7 +969,7 @@ struct SepPass {
             }
             return;
         }
-        if constexpr (Slack && K != kQAvg && !I && kVecBytes == 64) {
+        if constexpr (Slack && kDoublable) {
             if (doubles_row()) return doubled_row<Nan>(X, out, dh);
         }
         const int64_t n = AW.out;
