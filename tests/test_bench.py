@@ -4,6 +4,7 @@ Only structure and correctness cross-checks are asserted, never timings.
 """
 import json
 
+import numpy as np
 import pytest
 
 from dnnpool.bench import format_table, run_benchmark, to_json
@@ -56,6 +57,37 @@ def test_every_installed_peer_is_timed_or_says_why(result):
 def test_peers_agree_with_dnnpool_on_the_tiny_case(result):
     # Max pooling is exact: every peer must return dnnpool's values.
     assert result["results"][0]["mismatches"] == {}
+
+
+def test_the_copy_floor_is_timed_with_the_engines_and_is_no_peer(result):
+    (record,) = result["results"]
+    assert "copy" not in record["median_us"] and record["best_peer"] != "copy"
+    assert record["copy_us"] > 0
+    # 64 bytes in, 16 out: the floor moves 80 bytes at the speed the copy moved 2 x 64
+    assert record["floor_us"] == pytest.approx(record["copy_us"] * 80 / 128)
+    if record["best_peer"]:
+        best = record["median_us"][record["best_peer"]]
+        assert record["floor_ratio"] == pytest.approx(record["floor_us"] / best)
+    else:
+        assert record["floor_ratio"] is None
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_floor_copies_the_whole_input_size_by_as_many_threads(threads):
+    from dnnpool.bench import floor
+    variant = shapes.Variant(shapes.CASES[0], "NCX", "bf16", threads)
+    prepared = floor.prepare(variant)
+    try:
+        assert not prepared.result().any()
+        prepared.run()
+        copied = prepared.result()
+        assert copied.nbytes == floor.source_bytes(variant) == variant.bytes_moved - (
+            2 * np.prod(variant.dst_shape))
+        assert copied.all()            # every part, not just the calling thread's
+    finally:
+        prepared.close()
+    assert floor.floor_seconds(variant, 2.0) == pytest.approx(
+        variant.bytes_moved / floor.source_bytes(variant))
 
 
 def test_a_case_with_indices_asks_every_peer_for_them():
@@ -152,7 +184,8 @@ def test_every_timed_sample_follows_untimed_calls(monkeypatch):
     record = run_benchmark(**dict(TINY, peers_only=[], isolate="never"))["results"][0]
     assert record["isolated"] is False
     timed = [w for w in seen if w > 0]
-    assert timed == [isolation.WARM_UP_SECONDS] * TINY["repeat"]
+    # dnnpool's samples and the copy floor's, each after its warm-up
+    assert timed == [isolation.WARM_UP_SECONDS] * (2 * TINY["repeat"])
 
 
 def test_a_variant_no_engine_can_run_has_no_timings():
@@ -169,6 +202,18 @@ def test_json_round_trip_and_table(result):
     assert json.loads(to_json(result)) == result
     table = format_table(result)
     assert "tiny-maxpool" in table and "dnnpool" in table and "copy bandwidth" in table
+    assert "  ratio  floor  GB/s  %copy  " in table
+    # the floor's cell follows the ratio's; a result saved before the floor existed shows "-"
+    from dnnpool.bench import report
+    (record,) = result["results"]
+    engines = report._engine_columns(result)
+    cells = report._row(record, engines)
+    ratio_at = 4 + len(engines) + 1
+    expected = "-" if record["floor_ratio"] is None else f"{record['floor_ratio']:.2f}"
+    assert cells[ratio_at + 1] == expected
+    saved_before = {key: value for key, value in record.items() if "floor" not in key}
+    assert report._row(saved_before, engines)[ratio_at + 1] == "-"
+    assert "tiny-maxpool" in format_table(dict(result, results=[saved_before]))
 
 
 def test_the_header_gives_each_thread_count_s_copy_bandwidth(result):

@@ -55,6 +55,8 @@ def _header(result):
                      f"{SUSPECT_CPUS} are unreliable (multi-threaded ones most)")
     lines.append("median microseconds per call; ratio = dnnpool / best peer (below 1: dnnpool "
                  "faster); GB/s and %copy are dnnpool's (bytes read once + written once)")
+    lines.append("floor = the ratio of a kernel as fast as a numpy copy of the input, timed in "
+                 "turn with the engines: no kernel's ratio can go below it")
     return lines
 
 
@@ -93,10 +95,15 @@ def _row(record, engines):
             + [_time_cell(record, name) for name in engines]
             + [_short(record["best_peer"] or "-"),
                f"{ratio:.2f}" if ratio else "-",
+               _floor_cell(record.get("floor_ratio")),
                f"{record['gbps'][subject]:.1f}" if measured else "-",
                f"{100 * record['fraction_of_copy'][subject]:.0f}%" if measured else "-",
                _others_cell(record.get("other_load_cpus")),
                "MISMATCH" if record["mismatches"] else "ok"])
+
+
+def _floor_cell(floor_ratio):
+    return "-" if floor_ratio is None else f"{floor_ratio:.2f}"   # None: no peer, or an old result
 
 
 def _others_cell(cpus):
@@ -108,7 +115,7 @@ def _others_cell(cpus):
 def format_table(result):
     engines = _engine_columns(result)
     headings = (["case", "layout", "dtype", "thr"] + [_short(e) for e in engines]
-                + ["best peer", "ratio", "GB/s", "%copy", "others", "check"])
+                + ["best peer", "ratio", "floor", "GB/s", "%copy", "others", "check"])
     rows = [_row(record, engines) for record in result["results"]]
     widths = [max(len(row[i]) for row in rows + [headings]) for i in range(len(headings))]
     text_columns = {0, 1, 2, headings.index("best peer"), headings.index("check")}
@@ -128,9 +135,9 @@ def format_markdown(result):
     machine = result["machine"]
     lines = [f"{machine['cpu']}, {machine['cpus']} CPUs, copy bandwidth "
              f"{_copy_bandwidths(result)}; median microseconds per call; "
-             "ratio = dnnpool / best peer.", "",
+             "ratio = dnnpool / best peer; floor = the ratio at a same-size copy's speed.", "",
              "| case | layout | dtype | thr | " + " | ".join(map(_short, engines))
-             + " | best peer | ratio | GB/s | %copy | others | check |",
-             "|---" * (len(engines) + 10) + "|"]
+             + " | best peer | ratio | floor | GB/s | %copy | others | check |",
+             "|---" * (len(engines) + 11) + "|"]
     lines += ["| " + " | ".join(_row(record, engines)) + " |" for record in result["results"]]
     return "\n".join(lines + [""] + _summary(result["results"]))

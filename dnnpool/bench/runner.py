@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import checks, peers, shapes
+from . import checks, floor, peers, shapes
 from .isolation import WARM_UP_SECONDS, Workers
 from .load import OtherLoad
 from .progress import progress_bar
@@ -163,10 +163,14 @@ def _time_all(prepared, settings, warm_up_seconds=WARM_UP_SECONDS):
 
 
 def _summarize(variant, samples, not_available, mismatches, implementations, copy_gbps):
+    samples = dict(samples)
+    copy_samples = samples.pop(floor.NAME, None)
     medians = {name: statistics.median(values) for name, values in samples.items()}
     peer_times = {name: t for name, t in medians.items() if name != peers.SUBJECT}
     best_peer = min(peer_times, key=peer_times.get) if peer_times else None
     subject = medians.get(peers.SUBJECT)
+    floor_seconds = (floor.floor_seconds(variant, statistics.median(copy_samples))
+                     if copy_samples else None)
     gbps = {name: variant.bytes_moved / t / 1e9 for name, t in medians.items()}
     case = variant.case
     return {
@@ -183,6 +187,10 @@ def _summarize(variant, samples, not_available, mismatches, implementations, cop
         "best_peer": best_peer,
         "ratio_to_best_peer": (subject / peer_times[best_peer]
                                if subject is not None and best_peer else None),
+        "copy_us": statistics.median(copy_samples) * 1e6 if copy_samples else None,
+        "floor_us": floor_seconds * 1e6 if floor_seconds is not None else None,
+        "floor_ratio": (floor_seconds / peer_times[best_peer]
+                        if floor_seconds is not None and best_peer else None),
         "gbps": gbps,
         "copy_gbps": copy_gbps,
         "fraction_of_copy": {name: value / copy_gbps for name, value in gbps.items()},
@@ -199,6 +207,8 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
     prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
+        if prepared:  # the copy floor, timed in turn with the engines that can run the variant
+            prepared[floor.NAME] = floor.prepare(variant)
         samples = _time_all(prepared, settings)
     finally:
         for engine in prepared.values():
