@@ -450,10 +450,11 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     if (v == kSepPlane || v == kSepLanes) {
         const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
         // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
+        // +wdouble: the W pass doubles in registers (kernels_doubling.hpp) where the fused W pass runs
         // +plane: chunks of rows as flat planes (the other passes do not run)
+        const char *w = g.w_doubled ? "+wdouble" : g.h_dbl || g.h_fact ? "+wslide" : "";
         if (g.plane) std::snprintf(buf, sizeof buf, "%s:%s+plane", isa_name(p->isa), variant_name(v));
-        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), g.h_dbl || g.h_fact || g.w_doubled ? "+wslide" : "",
-                           g.v_dbl ? "+hslide" : "");
+        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), w, g.v_dbl ? "+hslide" : "");
     } else {
         std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));
     }
