@@ -59,12 +59,17 @@ def test_peers_agree_with_dnnpool_on_the_tiny_case(result):
     assert result["results"][0]["mismatches"] == {}
 
 
-def test_the_copy_floor_is_timed_with_the_engines_and_is_no_peer(result):
-    (record,) = result["results"]
-    assert "copy" not in record["median_us"] and record["best_peer"] != "copy"
-    assert record["copy_us"] > 0
-    # 64 bytes in, 16 out: the floor moves 80 bytes at the speed the copy moved 2 x 64
-    assert record["floor_us"] == pytest.approx(record["copy_us"] * 80 / 128)
+def test_a_variant_whose_output_is_smaller_than_its_input_has_no_floor(result):
+    (record,) = result["results"]                # tiny-maxpool: k2 s2
+    assert record["floor_us"] is None and record["floor_ratio"] is None
+
+
+def test_the_floor_is_timed_with_the_engines_and_is_no_peer():
+    # inception's k3 s1 p1: the output is as large as the input
+    (record,) = run_benchmark(**dict(TINY, cases=["inception-avgpool-excl"]))["results"]
+    assert not any(name.startswith("floor") for name in record["median_us"])
+    assert record["best_peer"] is None or not record["best_peer"].startswith("floor")
+    assert record["floor_us"] > 0
     if record["best_peer"]:
         best = record["median_us"][record["best_peer"]]
         assert record["floor_ratio"] == pytest.approx(record["floor_us"] / best)
@@ -72,22 +77,44 @@ def test_the_copy_floor_is_timed_with_the_engines_and_is_no_peer(result):
         assert record["floor_ratio"] is None
 
 
+def test_a_multi_threaded_floor_keeps_the_faster_thread_count():
+    from dnnpool.bench import runner
+    variant = shapes.Variant(shapes.CASES[0], "NCX", "f32", 2)
+    samples = {"dnnpool": [3.0, 3.0], "floor/1": [1.0, 1.2], "floor/2": [0.5, 0.7]}
+    record = runner._summarize(variant, samples, {}, {}, {}, 10.0)
+    assert record["floor_us"] == pytest.approx(0.6e6) and record["floor_ratio"] is None
+    assert set(record["median_us"]) == {"dnnpool"}
+    samples["onednn"] = [2.0, 2.0]
+    record = runner._summarize(variant, dict(samples, **{"floor/2": [1.5, 1.7]}), {}, {}, {}, 10.0)
+    assert record["floor_us"] == pytest.approx(1.1e6)
+    assert record["best_peer"] == "onednn" and record["floor_ratio"] == pytest.approx(1.1 / 2.0)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_the_floor_copies_the_whole_input_size_by_as_many_threads(threads):
+@pytest.mark.parametrize("case,indices", [("resnet50-maxpool", False), ("k3-maxpool-indices", True),
+                                          ("k7-maxpool", False)])
+def test_the_floor_reads_the_input_and_writes_the_output_once(case, indices, threads):
     from dnnpool.bench import floor
-    variant = shapes.Variant(shapes.CASES[0], "NCX", "bf16", threads)
-    prepared = floor.prepare(variant)
+    (case,) = [c for c in shapes.CASES if c.name == case]
+    variant = shapes.Variant(case, "NCX", "bf16", threads)
+    read, written = floor.byte_counts(variant)
+    assert read == 2 * np.prod(variant.src_shape)
+    assert written == (2 + 8 * indices) * np.prod(variant.dst_shape)
+    prepared = floor.prepare_all(variant)
+    if written < read:                           # resnet50's k3 s2: no floor
+        assert prepared == {} and not floor.has_floor(variant)
+        return
+    assert sorted(prepared) == sorted({"floor/1", f"floor/{threads}"})
     try:
-        assert not prepared.result().any()
-        prepared.run()
-        copied = prepared.result()
-        assert copied.nbytes == floor.source_bytes(variant) == variant.bytes_moved - (
-            2 * np.prod(variant.dst_shape))
-        assert copied.all()            # every part, not just the calling thread's
+        for entry in prepared.values():
+            assert not entry.result().any()
+            entry.run()
+            out = entry.result()
+            assert out.nbytes == written
+            assert out.all()           # every part written, not just the calling thread's
     finally:
-        prepared.close()
-    assert floor.floor_seconds(variant, 2.0) == pytest.approx(
-        variant.bytes_moved / floor.source_bytes(variant))
+        for entry in prepared.values():
+            entry.close()
 
 
 def test_a_case_with_indices_asks_every_peer_for_them():
@@ -184,8 +211,7 @@ def test_every_timed_sample_follows_untimed_calls(monkeypatch):
     record = run_benchmark(**dict(TINY, peers_only=[], isolate="never"))["results"][0]
     assert record["isolated"] is False
     timed = [w for w in seen if w > 0]
-    # dnnpool's samples and the copy floor's, each after its warm-up
-    assert timed == [isolation.WARM_UP_SECONDS] * (2 * TINY["repeat"])
+    assert timed == [isolation.WARM_UP_SECONDS] * TINY["repeat"]   # (k2 s2: no floor to time)
 
 
 def test_a_variant_no_engine_can_run_has_no_timings():

@@ -1,11 +1,19 @@
-"""The copy floor: a numpy copy of each variant's input, timed in turn with the engines.
+"""The floor: the least work any kernel must do for a variant, timed in turn with the engines.
 
-Pooling reads its input and writes its output at least once, so no kernel can beat a copy that
-moves as many bytes from the same level of the memory hierarchy. The large 256 MB probe gives
-DRAM's bandwidth; this copy is the variant's own size, so it runs from whichever cache the
-engines' data stays in between calls. Scaled to the variant's bytes, it is the floor: the
-fastest any kernel could run that variant here, and, divided by the best peer's time, the
-lowest ratio any kernel could reach.
+Pooling reads its input once and writes its output (and indices) once at the very least. The
+floor does just that with numpy, nothing else: it copies the input into the output's first bytes
+and fills the rest (both at memcpy's and memset's speed). Its buffers are as large as the
+variant's, so it runs from whichever cache the engines' data stays in between calls, unlike the
+256 MB copy probe, which measures DRAM. Divided by the best peer's time, it is the lowest ratio
+any kernel could show on that machine.
+
+Only variants whose output (with indices) is at least as large as their input have a floor (the
+stride-1 windows, where the large-window targets are): numpy has no way to read an input faster
+than its reductions compute, and those run slower than the kernels, so a floor for a variant that
+mostly reads (stride 2, global pooling) would not be one.
+
+A variant of N > 1 threads times the floor by N threads too (each one contiguous Nth of every
+buffer; Python threads, so small buffers pay a thread hand-off) and keeps the faster of the two.
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -14,33 +22,63 @@ import numpy as np
 
 from .peers.base import Prepared
 
-NAME = "copy"
+PREFIX = "floor/"   # the floor's entries in the round robin: floor/1, floor/N
 
 
-def source_bytes(variant):
-    return math.prod(variant.src_shape) * variant.itemsize
+def is_floor(name):
+    return name.startswith(PREFIX)
 
 
-def prepare(variant):
-    """A Prepared copy of a buffer as large as the variant's input into another as large, by
-    as many threads as the variant (each one contiguous part; the calling thread copies the
-    first, as a kernel's master thread works too)."""
-    src = np.ones(source_bytes(variant), np.uint8)   # written, so its pages are faulted in
-    dst = np.zeros_like(src)
-    parts = list(zip(np.array_split(dst, variant.threads), np.array_split(src, variant.threads)))
-    if variant.threads == 1:
-        return Prepared(run=lambda: np.copyto(dst, src), result=lambda: dst)
-    pool = ThreadPoolExecutor(variant.threads - 1)
+def byte_counts(variant):
+    """(bytes read, bytes written): the input; the output and any int64 indices."""
+    read = math.prod(variant.src_shape) * variant.itemsize
+    return read, variant.bytes_moved - read
 
-    def copy():
-        pending = [pool.submit(np.copyto, *part) for part in parts[1:]]
-        np.copyto(*parts[0])          # numpy releases the GIL while it copies
+
+def _split(buffer, parts):
+    return np.array_split(buffer, parts) if parts > 1 else [buffer]
+
+
+def _part_work(src, dst):
+    """One part's work: copy src into dst's first bytes, then fill the rest of dst."""
+    copy, fill = (dst[:src.size], src), dst[src.size:]
+
+    def work():
+        np.copyto(*copy)   # numpy releases the GIL while it copies
+        if fill.size:
+            fill.fill(1)
+    return work
+
+
+def _prepare(variant, threads):
+    read, written = byte_counts(variant)
+    src = np.ones(read, np.uint8)   # written, so its pages are faulted in
+    dst = np.zeros(written, np.uint8)
+    # Part p copies its input part into its output part and fills the rest of that: every
+    # input byte is read once and every output byte written once, by one thread.
+    works = [_part_work(s, d) for s, d in zip(_split(src, threads), _split(dst, threads))]
+    if threads == 1:
+        return Prepared(run=works[0], result=lambda: dst)
+    pool = ThreadPoolExecutor(threads - 1)
+
+    def run():
+        pending = [pool.submit(work) for work in works[1:]]
+        works[0]()            # the calling thread takes the first part, as a kernel's master does
         for future in pending:
             future.result()
 
-    return Prepared(run=copy, result=lambda: dst, close=pool.shutdown)
+    return Prepared(run=run, result=lambda: dst, close=pool.shutdown)
 
 
-def floor_seconds(variant, copy_seconds):
-    """The time to move the variant's bytes (bytes_moved) at the same-size copy's bandwidth."""
-    return copy_seconds * variant.bytes_moved / (2 * source_bytes(variant))
+def has_floor(variant):
+    read, written = byte_counts(variant)
+    return written >= read
+
+
+def prepare_all(variant):
+    """{name: Prepared}: the floor by one thread and, for N > 1 threads, by N; none for a
+    variant whose output is smaller than its input (has_floor)."""
+    if not has_floor(variant):
+        return {}
+    counts = sorted({1, variant.threads})
+    return {f"{PREFIX}{n}": _prepare(variant, n) for n in counts}

@@ -55,8 +55,8 @@ def _header(result):
                      f"{SUSPECT_CPUS} are unreliable (multi-threaded ones most)")
     lines.append("median microseconds per call; ratio = dnnpool / best peer (below 1: dnnpool "
                  "faster); GB/s and %copy are dnnpool's (bytes read once + written once)")
-    lines.append("floor = the ratio of a kernel as fast as a numpy copy of the input, timed in "
-                 "turn with the engines: no kernel's ratio can go below it")
+    lines.append("floor = the ratio of a kernel that only read its input and wrote its output "
+                 "(numpy, timed in turn with the engines): the lowest any kernel could show")
     return lines
 
 
@@ -135,7 +135,7 @@ def format_markdown(result):
     machine = result["machine"]
     lines = [f"{machine['cpu']}, {machine['cpus']} CPUs, copy bandwidth "
              f"{_copy_bandwidths(result)}; median microseconds per call; "
-             "ratio = dnnpool / best peer; floor = the ratio at a same-size copy's speed.", "",
+             "ratio = dnnpool / best peer; floor = the ratio of reading the input and writing the output.", "",
              "| case | layout | dtype | thr | " + " | ".join(map(_short, engines))
              + " | best peer | ratio | floor | GB/s | %copy | others | check |",
              "|---" * (len(engines) + 11) + "|"]

@@ -163,14 +163,14 @@ def _time_all(prepared, settings, warm_up_seconds=WARM_UP_SECONDS):
 
 
 def _summarize(variant, samples, not_available, mismatches, implementations, copy_gbps):
-    samples = dict(samples)
-    copy_samples = samples.pop(floor.NAME, None)
+    floor_medians = [statistics.median(values) for name, values in samples.items()
+                     if floor.is_floor(name)]
+    samples = {name: values for name, values in samples.items() if not floor.is_floor(name)}
     medians = {name: statistics.median(values) for name, values in samples.items()}
     peer_times = {name: t for name, t in medians.items() if name != peers.SUBJECT}
     best_peer = min(peer_times, key=peer_times.get) if peer_times else None
     subject = medians.get(peers.SUBJECT)
-    floor_seconds = (floor.floor_seconds(variant, statistics.median(copy_samples))
-                     if copy_samples else None)
+    floor_seconds = min(floor_medians) if floor_medians else None   # the faster thread count
     gbps = {name: variant.bytes_moved / t / 1e9 for name, t in medians.items()}
     case = variant.case
     return {
@@ -187,7 +187,6 @@ def _summarize(variant, samples, not_available, mismatches, implementations, cop
         "best_peer": best_peer,
         "ratio_to_best_peer": (subject / peer_times[best_peer]
                                if subject is not None and best_peer else None),
-        "copy_us": statistics.median(copy_samples) * 1e6 if copy_samples else None,
         "floor_us": floor_seconds * 1e6 if floor_seconds is not None else None,
         "floor_ratio": (floor_seconds / peer_times[best_peer]
                         if floor_seconds is not None and best_peer else None),
@@ -207,8 +206,8 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
     prepared, not_available = _prepare_all(variant, src, engine_names, workers)
     try:
         mismatches = _warm_up_and_check(variant, prepared, not_available)
-        if prepared:  # the copy floor, timed in turn with the engines that can run the variant
-            prepared[floor.NAME] = floor.prepare(variant)
+        if prepared:  # the floor, timed in turn with the engines that can run the variant
+            prepared.update(floor.prepare_all(variant))
         samples = _time_all(prepared, settings)
     finally:
         for engine in prepared.values():
