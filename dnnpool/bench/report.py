@@ -103,7 +103,8 @@ def _row(record, engines):
 
 
 def _floor_cell(floor_ratio):
-    return "-" if floor_ratio is None else f"{floor_ratio:.2f}"   # None: no peer, or an old result
+    # None: no peer, an output smaller than the input (floor.has_floor), or an older result
+    return "-" if floor_ratio is None else f"{floor_ratio:.2f}"
 
 
 def _others_cell(cpus):

@@ -9,7 +9,8 @@ evicted the caches, and without them a 1-thread sample of one call would time a 
 where the isolated, warmed 2-thread samples time the steady state. The reported time is the
 median sample per call. Unless the caller fixes ``repeat``, a variant whose slowest engine
 would make the repetitions outlast ``budget_seconds`` gets fewer of them (never below
-MIN_REPEAT).
+MIN_REPEAT). The floor (floor.py: numpy reading the input and writing the output once) takes
+its turn in the round robin like an engine, but is no peer.
 """
 import math
 import os
