@@ -3,12 +3,13 @@
 Only structure and correctness cross-checks are asserted, never timings.
 """
 import json
+import math
 
 import numpy as np
 import pytest
 
 from dnnpool.bench import format_table, run_benchmark, to_json
-from dnnpool.bench import peers, shapes
+from dnnpool.bench import peers, runner, shapes
 
 TINY = dict(cases="tiny-maxpool", layouts=["NCX"], dtypes=["f32"], threads=[1], repeat=2,
             quick=True, progress=False)
@@ -78,7 +79,6 @@ def test_the_floor_is_timed_with_the_engines_and_is_no_peer():
 
 
 def test_a_multi_threaded_floor_keeps_the_faster_thread_count():
-    from dnnpool.bench import runner
     variant = shapes.Variant(shapes.CASES[0], "NCX", "f32", 2)
     samples = {"dnnpool": [3.0, 3.0], "floor/1": [1.0, 1.2], "floor/2": [0.5, 0.7]}
     record = runner._summarize(variant, samples, {}, {}, {}, 10.0)
@@ -115,6 +115,30 @@ def test_the_floor_reads_the_input_and_writes_the_output_once(case, indices, thr
     finally:
         for entry in prepared.values():
             entry.close()
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_a_job_s_parts_run_once_each_the_first_on_the_calling_thread(parts):
+    import threading
+    from dnnpool.bench.parallel import parts_runner
+    ran = []
+    works = [lambda p=p: ran.append((p, threading.get_ident())) for p in range(parts)]
+    run, close = parts_runner(works)
+    try:
+        for _ in range(2):
+            ran.clear()
+            run()
+            assert sorted(p for p, _ in ran) == list(range(parts))
+            assert dict(ran)[0] == threading.get_ident()
+            assert all(ident != threading.get_ident() for p, ident in ran if p > 0)
+    finally:
+        close()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_copy_probe_reports_a_positive_bandwidth(threads):
+    gbps = runner.copy_bandwidth(megabytes=4, repeat=2, threads=threads)
+    assert math.isfinite(gbps) and gbps > 0.1
 
 
 def test_a_case_with_indices_asks_every_peer_for_them():
@@ -215,7 +239,6 @@ def test_every_timed_sample_follows_untimed_calls(monkeypatch):
 
 
 def test_a_variant_no_engine_can_run_has_no_timings():
-    from dnnpool.bench import runner
     assert runner._time_all({}, dict(runner.QUICK)) == {}
 
 

@@ -16,10 +16,10 @@ A variant of N > 1 threads times the floor by N threads too (each one contiguous
 buffer; Python threads, so small buffers pay a thread hand-off) and keeps the faster of the two.
 """
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .parallel import parts_runner
 from .peers.base import Prepared
 
 PREFIX = "floor/"   # the floor's entries in the round robin: floor/1, floor/N
@@ -33,10 +33,6 @@ def byte_counts(variant):
     """(bytes read, bytes written): the input; the output and any int64 indices."""
     read = math.prod(variant.src_shape) * variant.itemsize
     return read, variant.bytes_moved - read
-
-
-def _split(buffer, parts):
-    return np.array_split(buffer, parts) if parts > 1 else [buffer]
 
 
 def _part_work(src, dst):
@@ -56,18 +52,9 @@ def _prepare(variant, threads):
     dst = np.zeros(written, np.uint8)
     # Part p copies its input part into its output part and fills the rest of that: every
     # input byte is read once and every output byte written once, by one thread.
-    works = [_part_work(s, d) for s, d in zip(_split(src, threads), _split(dst, threads))]
-    if threads == 1:
-        return Prepared(run=works[0], result=lambda: dst)
-    pool = ThreadPoolExecutor(threads - 1)
-
-    def run():
-        pending = [pool.submit(work) for work in works[1:]]
-        works[0]()            # the calling thread takes the first part, as a kernel's master does
-        for future in pending:
-            future.result()
-
-    return Prepared(run=run, result=lambda: dst, close=pool.shutdown)
+    split = np.array_split
+    run, close = parts_runner([_part_work(s, d) for s, d in zip(split(src, threads), split(dst, threads))])
+    return Prepared(run=run, result=lambda: dst, close=close)
 
 
 def has_floor(variant):

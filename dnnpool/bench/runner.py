@@ -12,18 +12,19 @@ would make the repetitions outlast ``budget_seconds`` gets fewer of them (never 
 MIN_REPEAT). The floor (floor.py: numpy reading the input and writing the output once) takes
 its turn in the round robin like an engine, but is no peer.
 """
+import functools
 import math
 import os
 import platform
 import statistics
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import checks, floor, peers, shapes
 from .isolation import WARM_UP_SECONDS, Workers
 from .load import OtherLoad
+from .parallel import parts_runner
 from .progress import progress_bar
 
 SCHEMA = "dnnpool-bench/1"
@@ -45,20 +46,17 @@ def available_cpus():
 
 def copy_bandwidth(megabytes=256, repeat=5, threads=1):
     """GB/s of a large numpy copy, counting bytes read plus bytes written; with threads > 1,
-    that many threads each copy one contiguous part (numpy releases the GIL while copying)."""
+    that many threads each copy one contiguous part, the calling thread among them
+    (parallel.py)."""
     src = np.ones(megabytes * 2**20 // 4, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault the pages in before timing
-    parts = list(zip(np.array_split(dst, threads), np.array_split(src, threads)))
-
-    with ThreadPoolExecutor(threads) as pool:
-        def copy():
-            if threads == 1:
-                np.copyto(dst, src)  # on the calling thread, as a user's copy runs
-            else:
-                list(pool.map(lambda part: np.copyto(*part), parts))
-
-        best = min(_timed(copy) for _ in range(repeat))
+    parts = zip(np.array_split(dst, threads), np.array_split(src, threads))
+    run, close = parts_runner([functools.partial(np.copyto, *part) for part in parts])
+    try:
+        best = min(_timed(run) for _ in range(repeat))
+    finally:
+        close()
     return 2 * src.nbytes / best / 1e9
 
 
