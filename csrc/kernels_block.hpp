@@ -601,12 +601,17 @@ static inline void stream_taps(typename Traits<T>::Acc *acc, const T *X, const i
 // flat rows instead (the same order and bits, faster): what slides at stride
 // 1 are quantized averages (16-bit sums) and rows with gaps between columns.
 // k3 s2 slides when its sums are exact (maxima, quantized averages), so that
-// an output's bits do not depend on the batch size (past the prefetching
-// floor points go one by one), and only below that floor: ResNet-50 k3 s2
-// p1 max NXC 0.78 of the register blocks' time, the 3-D k3 s2 p1 0.87, 8-bit
-// maxima 0.50; from DRAM the 3-D case took 1.13-1.33 (the register blocks
-// prefetch, slides do not).  Float averages summed column by column in the
-// register blocks too cost up to 1.1 (3x on channel tails).
+// an output's bits do not depend on the path: ResNet-50 k3 s2 p1 max NXC
+// 0.78 of the register blocks' time, the 3-D k3 s2 p1 0.87, 8-bit maxima
+// 0.50.  Past the prefetching floor (from DRAM) a slid block prefetches the
+// columns kAheadPoints points on, and k3 s2 slides only where one slid
+// block covers the row's channels (slide_passes): ResNet-50 at batch 32
+// (C = 64) 0.96 of the prefetched points' time in f32, 0.80 in bf16, 0.74
+// in f16, 0.56 in u8, the 3-D k3 s2 p1 at batch 8 0.84-0.90 (f32) and
+// 0.68-0.69 (bf16); two or more passes over a row reach each position's
+// lines a block at a time and cost 1.2-1.3x (C = 48, 96, 128, 256 f32).
+// Float averages summed column by column in the register blocks too cost up
+// to 1.1 (3x on channel tails).
 // Vectors per block: KW + 2 blocks stay in the registers (16 on AVX2, 32 on
 // AVX-512); a channel remainder of half a block or more slides as one.
 // Float averages keep blocks of 2 and no half block: the larger blocks'
@@ -637,6 +642,17 @@ struct SlideOps<T, kQAvg> {
     static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
 
+// How many slid passes walk a row of C channels (row_slides' blocks, half
+// block and single vectors; maxima and quantized averages, which have all
+// three).
+template <typename T, int K>
+static inline int64_t slide_passes(int64_t C) {
+    constexpr int64_t VS = SlideOps<T, K>::lanes, SB = kSlideVecs<K> * VS;
+    int64_t n = C / SB, rest = C % SB;
+    if (rest >= SB / 2) ++n, rest -= SB / 2;
+    return n + (rest + VS - 1) / VS;
+}
+
 // One input column of a slid block, NV vectors.
 template <typename T, int K, int NV>
 struct SlideCol {
@@ -661,10 +677,12 @@ static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, 
 // Output columns [ow0, ow1) (every one sees all KW columns) of one block of
 // NV vectors: p at the block's channels of input column 0, roff the
 // window's (d, h) rows (nrows >= 1; NR > 0: exactly NR), o at the block's
-// channels of output 0.
+// channels of output 0; ahead > 0: from a point's new columns to those it
+// prefetches (src values), 0: no prefetching.
 template <typename T, int K, int KW, int S, int NV, int NR>
 static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t ws, T *o, int64_t os,
-                        int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c) {
+                        int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c,
+                        int64_t ahead) {
     typedef SlideOps<T, K> Ops;
     typedef typename Ops::V V;
     const int32_t nvalid = (int32_t)(nrows * KW);
@@ -674,6 +692,9 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
     for (int64_t ow = ow0; ow < ow1; ++ow) {
 #pragma GCC unroll 4
         for (int kw = 0; kw < KW - S; ++kw) col[kw] = col[kw + S];
+        if (ahead)
+            prefetch_window<T>(p + (ow * S - pb + KW - S) * ws + ahead, roff, nrows, S, ws,
+                               NV * Ops::lanes * (int64_t)sizeof(T));
 #pragma GCC unroll 4
         for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K, NV, NR>(p + (ow * S - pb + kw) * ws, roff, nrows);
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
@@ -689,24 +710,24 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
 }
 
 typedef void (*SlideFn)(const void *, const int64_t *, int64_t, int64_t, void *, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, const AxisPlan &, const ExecCtx *);
+                        int64_t, const AxisPlan &, const ExecCtx *, int64_t);
 template <typename T, int K, int KW, int S, int NV, int NR>
 static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows, int64_t ws, void *o, int64_t os,
                                int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW,
-                               const ExecCtx *c) {
-    slide_block<T, K, KW, S, NV, NR>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c);
+                               const ExecCtx *c, int64_t ahead) {
+    slide_block<T, K, KW, S, NV, NR>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c, ahead);
 }
 // The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet) as above;
 // null otherwise.  Square: the rows of a square 2-D window (as many as its
 // columns) fixed at compile time, for the rows that have them all (C = 16
 // k3 s2 NXC: 0.80 of the time with the count at run time).
 template <typename T, int K, int NV, bool Square>
-static SlideFn slide_fn(const AxisPlan &AW, bool prefetch) {
+static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     constexpr int R2 = Square ? 2 : 0, R3 = Square ? 3 : 0;
     if (AW.d != 1) return nullptr;
     if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV, R3>;
     if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV, R2>;
-    if (AW.k == 3 && AW.s == 2 && !prefetch && K != kAvg) return slide_block_erased<T, K, 3, 2, NV, R3>;
+    if (AW.k == 3 && AW.s == 2 && s2 && K != kAvg) return slide_block_erased<T, K, 3, 2, NV, R3>;
     return nullptr;
 }
 
@@ -718,11 +739,11 @@ struct Slides {
     SlideFn block = nullptr, half = nullptr, one = nullptr;
 };
 template <typename T, int K, bool Square>
-static Slides row_slides(const AxisPlan &AW, bool prefetch) {
+static Slides row_slides(const AxisPlan &AW, bool s2) {
     Slides sl;
-    sl.block = slide_fn<T, K, kSlideVecs<K>, Square>(AW, prefetch);
-    sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, prefetch) : nullptr;
-    sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, prefetch) : nullptr;
+    sl.block = slide_fn<T, K, kSlideVecs<K>, Square>(AW, s2);
+    sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, s2) : nullptr;
+    sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, s2) : nullptr;
     return sl;
 }
 
@@ -750,10 +771,13 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // k3 s2 p1 at batch 8 (51 MB) 0.66-0.70.
     const int64_t ahead_cols =
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
+    // slid blocks prefetch the columns kAheadPoints points on
+    const int64_t slide_ahead = prefetch ? kAheadPoints * AW.s * c->ss[4] : 0;
+    const bool slide_s2 = !prefetch || slide_passes<T, K>(C) == 1;   // whether k3 s2 slides
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
-    const Slides slides_any = slides ? row_slides<T, K, false>(AW, prefetch) : Slides{};
+    const Slides slides_any = slides ? row_slides<T, K, false>(AW, slide_s2) : Slides{};
     // rows of a square 2-D window that have all of them: the count fixed
-    const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, prefetch) : Slides{};
+    const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, slide_s2) : Slides{};
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -876,17 +900,17 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
             for (; c_done + SB <= C; c_done += SB)
                 sl.block(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                         c);
+                         c, slide_ahead);
             if (sl.half && c_done + SB / 2 <= C) {
                 sl.half(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                        c);
+                        c, slide_ahead);
                 c_done += SB / 2;
             }
             constexpr int64_t VS = SlideOps<T, K>::lanes;
             for (; sl.one && c_done < C && C >= VS; c_done += VS) {
                 if (c_done + VS > C) c_done = C - VS;
                 sl.one(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                       c);
+                       c, slide_ahead);
             }
             ow0 = fw0, ow1 = fw1;
         }

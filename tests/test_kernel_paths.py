@@ -416,12 +416,18 @@ def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclu
 # channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
 # window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
 # (layout, NCX shape, attrs, kernel variant): NXC points prefetch the next
-# point's window (disjoint windows) or the columns a later point adds (k3 s2);
-# NCX rows (straight from src, or stacked) the rows 16 KB on.
+# point's window (disjoint windows) or the columns a later point adds (k3 s2
+# over channels that one slid block does not cover: 100); k3 s2 maxima over
+# channels one slid block covers (16 on every ISA, 64 on AVX-512) slide and
+# prefetch the columns a later point adds; NCX rows (straight from src, or
+# stacked) the rows 16 KB on.
+K3_S2_P1 = dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
 PREFETCHED = [
     ("NXC", (4, 257, 4100), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1]), "channel_block"),
     ("NXC", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "channel_block"),
-    ("NXC", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "channel_block"),
+    ("NXC", (3, 100, 130, 130), K3_S2_P1, "channel_block"),
+    ("NXC", (3, 16, 401, 399), K3_S2_P1, "channel_block"),
+    ("NXC", (2, 64, 201, 200), K3_S2_P1, "channel_block"),
     ("NCX", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "separable"),
     ("NCX", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "separable"),
 ]
@@ -432,8 +438,9 @@ PREFETCHED = [
 def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attrs, variant, kind):
     """The whole batch (past the prefetching floor) gives the bits of each
     batch item pooled alone (a src below it), and the reference's values.
-    NXC k3 s2 maxima: an item alone slides over columns, the batch goes
-    point by point."""
+    NXC k3 s2 maxima over 100 channels: an item alone slides over columns,
+    the batch goes point by point; over 16 or 64 both slide, the batch
+    prefetching."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = make_input(kind, shape, "f32", 8)
     if layout == "NXC":
