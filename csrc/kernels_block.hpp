@@ -717,8 +717,8 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
                                const ExecCtx *c, int64_t ahead) {
     slide_block<T, K, KW, S, NV, NR>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c, ahead);
 }
-// The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet) as above;
-// null otherwise.  Square: the rows of a square 2-D window (as many as its
+// The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet, when s2:
+// see slide_passes) as above; null otherwise.  Square: the rows of a square 2-D window (as many as its
 // columns) fixed at compile time, for the rows that have them all (C = 16
 // k3 s2 NXC: 0.80 of the time with the count at run time).
 template <typename T, int K, int NV, bool Square>
