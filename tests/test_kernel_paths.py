@@ -418,8 +418,8 @@ def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclu
 # (layout, NCX shape, attrs, kernel variant): NXC points prefetch the next
 # point's window (disjoint windows) or the columns a later point adds (k3 s2
 # over channels that one slid block does not cover: 100); k3 s2 maxima over
-# channels one slid block covers (16 on every ISA, 64 on AVX-512) slide and
-# prefetch the columns a later point adds; NCX rows (straight from src, or
+# channels one slid block covers (16 with AVX2 and AVX-512, 64 with AVX-512)
+# slide and prefetch the columns a later point adds; NCX rows (straight from src, or
 # stacked) the rows 16 KB on.
 K3_S2_P1 = dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
 PREFETCHED = [
@@ -439,8 +439,8 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     """The whole batch (past the prefetching floor) gives the bits of each
     batch item pooled alone (a src below it), and the reference's values.
     NXC k3 s2 maxima over 100 channels: an item alone slides over columns,
-    the batch goes point by point; over 16 or 64 both slide, the batch
-    prefetching."""
+    the batch goes point by point; over 16 or 64 both slide where one slid
+    block covers them, the batch prefetching."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = make_input(kind, shape, "f32", 8)
     if layout == "NXC":
