@@ -429,7 +429,7 @@ PREFETCHED = [
     ("NXC", (3, 16, 401, 399), K3_S2_P1, "channel_block"),
     ("NXC", (2, 64, 201, 200), K3_S2_P1, "channel_block"),
     ("NCX", (2, 130, 130, 130), dict(kernel=[2, 2], strides=[2, 2]), "separable"),
-    ("NCX", (3, 100, 130, 130), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "separable"),
+    ("NCX", (3, 100, 130, 130), K3_S2_P1, "separable"),
 ]
 
 
