@@ -642,15 +642,32 @@ struct SlideOps<T, kQAvg> {
     static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
 
-// How many slid passes walk a row of C channels (row_slides' blocks, half
-// block and single vectors; maxima and quantized averages, which have all
-// three).
+// The slid passes over a row of C channels: blocks of kSlideVecs vectors,
+// then (with `half`) one of half as many, then (with `one`) single vectors,
+// the last one ending at C (overlapping the one before: maxima and integer
+// sums come out the same in any order).  Calls pass(vectors, first channel)
+// for each; returns the channels done.
+template <typename T, int K, typename Pass>
+static inline int64_t walk_slide_passes(int64_t C, bool half, bool one, Pass &&pass) {
+    constexpr int NV = kSlideVecs<K>;
+    constexpr int64_t VS = SlideOps<T, K>::lanes, SB = NV * VS;
+    int64_t c0 = 0;
+    for (; c0 + SB <= C; c0 += SB) pass(NV, c0);
+    if (half && c0 + SB / 2 <= C) pass(NV / 2, c0), c0 += SB / 2;
+    for (; one && c0 < C && C >= VS; c0 += VS) {
+        if (c0 + VS > C) c0 = C - VS;
+        pass(1, c0);
+    }
+    return c0;
+}
+
+// How many slid passes walk a row of C channels (maxima and quantized
+// averages: row_slides gives them a half block and single vectors).
 template <typename T, int K>
 static inline int64_t slide_passes(int64_t C) {
-    constexpr int64_t VS = SlideOps<T, K>::lanes, SB = kSlideVecs<K> * VS;
-    int64_t n = C / SB, rest = C % SB;
-    if (rest >= SB / 2) ++n, rest -= SB / 2;
-    return n + (rest + VS - 1) / VS;
+    int64_t n = 0;
+    walk_slide_passes<T, K>(C, K != kAvg, K != kAvg, [&](int, int64_t) { ++n; });
+    return n;
 }
 
 // One input column of a slid block, NV vectors.
@@ -731,10 +748,9 @@ static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     return nullptr;
 }
 
-// The slid blocks of a row: kSlideVecs vectors, then (not float averages)
-// one of half as many, then single vectors, the last one ending at C
-// (overlapping the one before: maxima and integer sums come out the same in
-// any order).  Null `block` when the row does not slide.
+// The slid block functions of a row (walk_slide_passes): kSlideVecs
+// vectors, half as many and one vector; float averages have no half block
+// and no single vectors.  Null `block` when the row does not slide.
 struct Slides {
     SlideFn block = nullptr, half = nullptr, one = nullptr;
 };
@@ -896,22 +912,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         } else if (slides_any.block && nrows > 0 && fw1 - fw0 >= 2 && C >= SlideOps<T, K>::lanes &&
                    !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
             const Slides &sl = slides_square.block && nrows == AW.k ? slides_square : slides_any;
-            constexpr int64_t SB = kSlideVecs<K> * SlideOps<T, K>::lanes;
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
-            for (; c_done + SB <= C; c_done += SB)
-                sl.block(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                         c, slide_ahead);
-            if (sl.half && c_done + SB / 2 <= C) {
-                sl.half(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                        c, slide_ahead);
-                c_done += SB / 2;
-            }
-            constexpr int64_t VS = SlideOps<T, K>::lanes;
-            for (; sl.one && c_done < C && C >= VS; c_done += VS) {
-                if (c_done + VS > C) c_done = C - VS;
-                sl.one(src_n + c_done, roff, nrows, c->ss[4], o_row + c_done, c->ds[4], fw0, fw1, AW.pb, div_dh, AW,
-                       c, slide_ahead);
-            }
+            c_done = walk_slide_passes<T, K>(C, sl.half != nullptr, sl.one != nullptr, [&](int nv, int64_t c0) {
+                const SlideFn fn = nv == kSlideVecs<K> ? sl.block : nv == 1 ? sl.one : sl.half;
+                fn(src_n + c0, roff, nrows, c->ss[4], o_row + c0, c->ds[4], fw0, fw1, AW.pb, div_dh, AW, c,
+                   slide_ahead);
+            });
             ow0 = fw0, ow1 = fw1;
         }
         if (decimate && nrows > 0) {
