@@ -370,26 +370,59 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
     }
 }
 
+// NXC rows whose every src position starts the same number of bytes past a
+// cache line (numpy's large arrays start 16 bytes past one): the channels
+// before the next line.  The register blocks then start there and load
+// whole lines (and store them, when dst sits as far past a line); a head
+// vector from channel 0 covers the channels before them (its lanes past the
+// lead computed again, to the same bits: channels are independent).  VGG's
+// k2 s2 over 128 channels (f32, 1 thread), against blocks from channel 0:
+// src 16 bytes past a line and dst 0 or 48, 0.87-0.95 of the time; both 16
+// past, as fast as both aligned.  32-byte vectors (bf16, f16) ran the same
+// either way.  0: positions placed differently, vectors
+// narrower than a line, or too few channels for a block after the lead.
+template <typename T>
+static inline int64_t channel_lead(const ExecCtx *c) {
+    constexpr int64_t line = 64, size = (int64_t)sizeof(T), VL = Vec<T>::lanes;
+    if (VL * size != line || c->ss[1] != 1 || c->ds[1] != 1) return 0;
+    const int64_t off = (int64_t)((uintptr_t)c->src % line);
+    if (off % size) return 0;
+    for (const int a : {0, 2, 3, 4})
+        if (c->ss[a] * size % line) return 0;
+    const int64_t lead = (line - off) % line / size;
+    return c->C >= lead + kBlockVecs * VL ? lead : 0;
+}
+
+// The head vector of a point whose blocks start at channel_lead's lead:
+// channels [0, lanes), with NaN tests.
+template <typename T, int K>
+static inline void lead_vector(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep, T *o,
+                               int64_t nvalid, typename AvgOut<T, K>::Div div, const ExecCtx *c) {
+    constexpr int64_t at[1] = {0};
+    point_vectors<T, K, 1, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
+}
+
 // n output points of one row whose windows are whole, a block of channels
 // or more: every point's full blocks in registers (point_vectors; Nan =
 // false: probed, as there), its channel tail by block_point (with NaN
 // tests).  One loop with the window fixed at compile time where
 // with_window_constants fixes it: a call per block with the taps counted
 // at run time took VGG's k2 s2 over 128 channels 1.14x its time (bf16 and
-// f16 1.5x).
+// f16 1.5x).  lead > 0: the blocks start at channel lead (channel_lead).
 template <typename T, int K, int KW, int NR, bool Nan>
 static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
-                       const ExecCtx *c, typename Vec<T>::V *probe) {
+                       const ExecCtx *c, typename Vec<T>::V *probe, int64_t lead) {
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
     constexpr int64_t at[kBlockVecs] = {0, VL, 2 * VL, 3 * VL};
     static_assert(kBlockVecs == 4, "at[] lists the block's vectors");
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
-    const int64_t nvalid = nrows * kw, full = C / VB * VB;
+    const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
     for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]);
-        for (int64_t c0 = 0; c0 < full; c0 += VB)
+        if (lead) lead_vector<T, K>(p, roff, nrows, kw, kstep, o, nvalid, div, c);
+        for (int64_t c0 = lead; c0 < full; c0 += VB)
             point_vectors<T, K, kBlockVecs, true, Nan>(p + c0, roff, nrows, kw, kstep, at, o + c0, nvalid, div, c,
                                                       probe);
         if (full < C)
@@ -400,10 +433,10 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
 template <typename T, int K, bool Nan>
 static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                            T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
-                           const ExecCtx *c, typename Vec<T>::V *probe) {
+                           const ExecCtx *c, typename Vec<T>::V *probe, int64_t lead) {
     with_window_constants(kw, nrows, [&](auto kw_c, auto nr_c) {
         blocks_row<T, K, kw_c.value, nr_c.value, Nan>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C, div_dh, wdiv,
-                                                      c, probe);
+                                                      c, probe, lead);
     });
 }
 
@@ -545,7 +578,7 @@ static inline __attribute__((always_inline)) void flat_block(
 }
 
 // n >= Vec<T>::lanes outputs of one row: X is src at the first window's
-// input column, P the pooled rows' scratch (n + span values and a vector).
+// input column, P the pooled rows' scratch (n + span values and two vectors).
 template <typename T, int K, int KW>
 __attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, int64_t nrows, int64_t kw, int64_t step,
                      typename Traits<T>::Acc *P, T *__restrict o, int64_t n, typename AvgOut<T, K>::Div div,
@@ -553,8 +586,13 @@ __attribute__((noinline)) static void flat_row(const T *X, const int64_t *roff, 
     constexpr int64_t VL = Vec<T>::lanes;
     if constexpr (KW != 0) kw = KW;
     const int64_t span = (kw - 1) * step;
-    if (nrows > 1) taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
     int64_t x = aligned_head<T>(X + roff[0] + span, n);
+    // P moved on (within its slack) so that the blocks' vectors of P line up
+    // with their src loads: with src 16 bytes past a line, P's loads split
+    // across lines took Inception's k3 s1 over 192 channels (f32) 1.2x the
+    // time of an aligned src.
+    P += (Vec<T>::lanes - x % Vec<T>::lanes) % Vec<T>::lanes;
+    if (nrows > 1) taps_reduce<T, K, false, T>(P, nullptr, X, nullptr, roff, nrows, span);   // the first window's columns but its last
     if (x) flat_block<T, K, KW, 1>(X, roff, nrows, kw, step, P, o, 0, div, nvalid, q);
     for (; x + kFlatVecs * VL <= n; x += kFlatVecs * VL)
         flat_block<T, K, KW, kFlatVecs>(X, roff, nrows, kw, step, P, o, x, div, nvalid, q);
@@ -791,6 +829,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const int64_t slide_ahead = prefetch ? kAheadPoints * AW.s * c->ss[4] : 0;
     const bool slide_s2 = !prefetch || slide_passes<T, K>(C) == 1;   // whether k3 s2 slides
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
+    // where the points' and blocks_row's register blocks start
+    // (channel_lead); not from DRAM (prefetching), where the head vector's
+    // loads cost the 1-D k4 s4 at 2 threads 1.05-1.21x (1 thread 1.01)
+    const int64_t lead = WithIdx || stream || prefetch ? 0 : channel_lead<T>(c);
     const Slides slides_any = slides ? row_slides<T, K, false>(AW, slide_s2) : Slides{};
     // rows of a square 2-D window that have all of them: the count fixed
     const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, slide_s2) : Slides{};
@@ -891,6 +933,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                         for (; c0 + NB <= C; c0 += NB)
                             block_point_narrow<T>(p0 + c0, roff, nrows, nkw, kstep, o + c0, nvalid, div, c);
                 }
+                if (lead && c0 == 0) {
+                    lead_vector<T, K>(p0, roff, nrows, nkw, kstep, o, nvalid, div, c);
+                    c0 = lead;
+                }
                 for (; c0 + VB <= C; c0 += VB)
                     block_point<T, K, true, nan.value>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c,
                                                        probe);
@@ -948,7 +994,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             blocks_row_any<T, K, nan.value>(src_n + (fw0 * AW.s - AW.pb) * c->ss[4], roff, nrows, AW.k,
                                             AW.d * c->ss[4], AW.s * c->ss[4],
                                             dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * c->ds[4],
-                                            c->ds[4], fw1 - fw0, C, div_dh, AW.div + fw0, c, probe);
+                                            c->ds[4], fw1 - fw0, C, div_dh, AW.div + fw0, c, probe, lead);
         };
         // Float maxima whose points all go one by one or in blocks_row: the
         // row without NaN tests, probed, and again with them when the probe

@@ -500,11 +500,12 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
         // (d, h) rows (64-byte aligned, a vector of slack)
         const AxisPlan &AW = p->ax[2];
         c.taps_max = p->ax[0].k * p->ax[1].k;
-        // flat_row's pooled rows (stride 1), decimated_row's (maxima, stride 2,
-        // two or more points to a vector): 64-byte aligned, slack
+        // flat_row's pooled rows (stride 1: a vector of slack and one to move
+        // them on by), decimated_row's (maxima, stride 2, two or more points to
+        // a vector): 64-byte aligned, slack
         const bool decimated = p->kind == kMax && !indices && AW.s == 2 &&
                                2 * d.channels * acc_size(d.dtype) <= isa_vec_bytes(p->isa);
-        const size_t pooled = AW.s == 1  ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 16
+        const size_t pooled = AW.s == 1  ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 32
                               : decimated ? (size_t)((2 * AW.out + AW.k + AW.in) * d.channels) + 48
                                           : 0;
         // (+ 16: a streamed window's vector of slack, kStreamSlack)

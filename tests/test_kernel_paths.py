@@ -1052,6 +1052,57 @@ def test_streamed_taps_whatever_the_src_placement(kind, shape, attrs, dtype):
         np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
 
 
+# NXC register blocks start at the first cache line of every src position
+# when all sit the same number of bytes past one (numpy's large arrays: 16):
+# a head vector from channel 0, blocks from that line on, a tail ending at C;
+# dst placed the same way or not.  With 64-byte vectors only (f32 and f64 on
+# AVX-512); other dtypes keep blocks from channel 0.  k2 s2 over
+# 128 channels: whole windows in one loop per row; k3 s3 p1 over 80: border
+# points one by one too, and a one-vector tail.  Stride-1 flat rows start
+# their blocks where src loads are aligned and move their pooled rows'
+# scratch to match: k3 s1 p1 over 40 channels (rows of three pooled rows),
+# k2 s1 over 24.
+LEAD_CASES = [
+    ("MaxPool", (2, 128, 8, 10), dict(kernel=[2, 2], strides=[2, 2])),
+    ("AvgPool", (1, 80, 10, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1],
+                                       exclude_pad=True)),
+    ("MaxPool", (1, 80, 10, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ("AvgPool", (1, 40, 9, 12), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
+    ("MaxPool", (2, 24, 7, 9), dict(kernel=[2, 2])),
+]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16"])
+@pytest.mark.parametrize("kind,shape,attrs", LEAD_CASES, ids=[f"{c[0]}{c[1]}k{c[2]['kernel']}" for c in LEAD_CASES])
+def test_register_blocks_whatever_the_src_and_dst_placement(kind, shape, attrs, dtype):
+    """Every channel of every output is written, with the reference's value
+    and the same bits, at every placement of src past a cache line and two of
+    dst (the same as src's, and 16 bytes on); maxima with a NaN (tested in
+    every block) and without (blocks probed instead)."""
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, shape, dtype, seed=31), 1, -1))
+    inputs = [x, np.where(np.isnan(x), 0, x).astype(x.dtype)] if kind == "MaxPool" else [x]
+    desc = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prims = {t: dp.Pooling(desc, num_threads=t) for t in (1, 2)}
+    assert prims[1].kernel_name.endswith("channel_block"), prims[1].kernel_name
+    for src in inputs:
+        want, _ = reference.padded_formulation(src, dict(attrs, kind=kind, data_format="NXC"))
+        first = prims[1].execute(_placed(src, 0)).astype(np.float64)
+        if kind == "MaxPool":
+            np.testing.assert_array_equal(first, want.astype(NUMPY[dtype]).astype(np.float64))
+        else:
+            np.testing.assert_allclose(first, want, rtol=0, atol=tolerance(dtype, src)
+                                       + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+        unwritten = np.full(first.shape, np.nan, NUMPY[dtype])
+        for s_off in range(0, 64, src.itemsize):
+            for d_off in (s_off, (s_off + 16) % 64):
+                for threads, prim in prims.items():
+                    dst = _placed(unwritten, d_off)
+                    prim.execute(_placed(src, s_off), dst=dst)
+                    np.testing.assert_array_equal(
+                        dst.astype(np.float64), first,
+                        err_msg=f"src {s_off}, dst {d_off} bytes past a 64-byte boundary, {threads} threads")
+
+
 def test_bf16_average_nan_and_infinities():
     """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
     quiet, with a zero low half): NaN, an infinity, and both infinities in
