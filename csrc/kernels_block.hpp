@@ -385,11 +385,9 @@ template <typename T>
 static inline int64_t channel_lead(const ExecCtx *c) {
     constexpr int64_t line = 64, size = (int64_t)sizeof(T), VL = Vec<T>::lanes;
     if (VL * size != line || c->ss[1] != 1 || c->ds[1] != 1) return 0;
-    const int64_t off = (int64_t)((uintptr_t)c->src % line);
-    if (off % size) return 0;
     for (const int a : {0, 2, 3, 4})
         if (c->ss[a] * size % line) return 0;
-    const int64_t lead = (line - off) % line / size;
+    const int64_t lead = aligned_head<T>((const T *)c->src, c->C);   // 0 unless src is aligned to T
     return c->C >= lead + kBlockVecs * VL ? lead : 0;
 }
 
