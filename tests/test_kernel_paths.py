@@ -194,6 +194,16 @@ def tolerance(dtype, x):
     return eps * float(np.nanmax(np.abs(x.astype(np.float64))))
 
 
+def assert_matches_reference(got, want, kind, dtype, x):
+    """Maxima exactly (want rounded to x's dtype); averages within tolerance(dtype, x),
+    plus 8e-3 of the largest value for 16-bit types."""
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
+                                   + (np.abs(want).max() * 8e-3 if dtype in ("f16", "bf16") else 0))
+
+
 def check_case(kind, shape, attrs, layout, dtype, seed=0):
     x = make_input(kind, shape, dtype, seed)
     if layout == "NXC":
@@ -203,14 +213,13 @@ def check_case(kind, shape, attrs, layout, dtype, seed=0):
     want, want_idx = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
     if kind == "MaxPool":
         got, idx = prim.execute(x, with_indices=True)
-        np.testing.assert_array_equal(got.astype(np.float64), want.astype(NUMPY[dtype]).astype(np.float64))
+    else:
+        got = prim.execute(x)
+    assert_matches_reference(got, want, kind, dtype, x)
+    if kind == "MaxPool":
         np.testing.assert_array_equal(idx, want_idx)
         # the index-free path agrees (compared as f64: numpy's NaN matching ignores bfloat16)
         np.testing.assert_array_equal(prim.execute(x).astype(np.float64), got.astype(np.float64))
-    else:
-        got = prim.execute(x)
-        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
-                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
     return prim.kernel_name
 
 
@@ -248,9 +257,7 @@ def check_strided_against_dense(kind, prim, view, attrs):
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NXC"))
     if kind == "MaxPool":   # exact (the input holds infinities: no tolerance would mean anything)
         np.testing.assert_array_equal(got, prim.execute(np.ascontiguousarray(view)))
-        np.testing.assert_array_equal(got, want.astype(np.float32))
-    else:
-        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance("f32", view))
+    assert_matches_reference(got, want, kind, "f32", view)
 
 
 @pytest.mark.parametrize("dtype", ("f32", "bf16"))
@@ -267,11 +274,7 @@ def test_strided_ncx_rows_streamed_match_dense_rows(kind, dtype):
     got = prim.execute(view)
     np.testing.assert_array_equal(got.astype(np.float64), prim.execute(np.ascontiguousarray(view)).astype(np.float64))
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(got.astype(np.float64), want.astype(NUMPY[dtype]).astype(np.float64))
-    else:
-        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, view) + (
-            np.abs(want).max() * 8e-3 if dtype == "bf16" else 0))
+    assert_matches_reference(got, want, kind, dtype, view)
 
 
 # NCX small strided windows whose vector blocks cover every output column:
@@ -299,11 +302,7 @@ def test_small_strided_windows_from_src_rows_match_the_stacked_passes(shape, att
     got = prim.execute(np.ascontiguousarray(view)).astype(np.float64)
     np.testing.assert_array_equal(got, prim.execute(view).astype(np.float64))
     want, _ = reference.padded_formulation(np.ascontiguousarray(view), dict(attrs, kind=kind, data_format="NCX"))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
-    else:
-        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, view) + (
-            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    assert_matches_reference(got, want, kind, dtype, view)
 
 
 # NCX stride-2 windows of 2 or 3 taps that stay inside their rows: blocks
@@ -356,11 +355,7 @@ def test_stride_2_pairs_from_src_rows_match_the_stacked_passes(shape, attrs, kin
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
     want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(got, want.astype(dense.dtype).astype(np.float64))
-    else:
-        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, dense) + (
-            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    assert_matches_reference(got, want, kind, dtype, dense)
 
 
 # NCX "same" stride-1 windows (the plane keeps its size) over rows of at most
@@ -405,11 +400,7 @@ def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclu
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense).astype(np.float64))
     want, _ = reference.padded_formulation(dense, dict(attrs, kind=kind, data_format="NCX"))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
-    else:
-        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, view) + (
-            0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    assert_matches_reference(got, want, kind, dtype, view)
 
 
 # NXC windows that share no W columns over a src of 16 MB or more (the
@@ -456,10 +447,7 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     for n in range(x.shape[0]):
         np.testing.assert_array_equal(got[1][n:n + 1], alone.execute(x[n:n + 1]), err_msg=f"batch item {n}")
     want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format=layout))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(got[1][-1:], want.astype(np.float32))
-    else:
-        np.testing.assert_allclose(got[1][-1:], want, rtol=0, atol=tolerance("f32", x))
+    assert_matches_reference(got[1][-1:], want, kind, "f32", x)
 
 
 # NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
@@ -638,12 +626,9 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
         assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
         return
     want, _ = reference.padded_formulation(x, full)
+    assert_matches_reference(got, want, kind, dtype, x)
     if kind == "MaxPool":
-        np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
         assert np.isnan(got[0, ..., channels - 1]).any() if dtype != "u8" else True
-    else:
-        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
-                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
 # NXC rows of a register block of channels or more (64 f32 on AVX-512, 32 on
@@ -698,15 +683,12 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    assert_matches_reference(got, want, kind, dtype, x)
     if kind == "MaxPool":
-        np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
         np.testing.assert_array_equal(got.astype(np.float64),   # values: slid k3 s2 rows may keep the other zero
                                       prim.execute(x, with_indices=True)[0].astype(np.float64))
         if dtype not in ("u8", "s8"):
             assert np.isnan(got).sum() == np.isnan(want).sum() >= 1   # (the tail NaN is outside some windows)
-    else:
-        np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tolerance(dtype, x)
-                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
 
 
 # NXC maxima with two or more points to a vector of channels (2 * C <= the
@@ -822,11 +804,7 @@ def test_flat_rows_whatever_the_alignment(kind, dtype):
         prim.execute(placed(x, src_off), dst=dst)
         np.testing.assert_array_equal(dst.astype(np.float64), base, err_msg=f"src offset {src_off}")
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(base, want.astype(NUMPY[dtype]).astype(np.float64))
-    else:
-        np.testing.assert_allclose(base, want, rtol=0, atol=tolerance(dtype, x) + (
-            np.abs(want).max() * 8e-3 if dtype == "bf16" else 0))
+    assert_matches_reference(base, want, kind, dtype, x)
 
 
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
@@ -930,8 +908,7 @@ def test_ncx_stride_one_averages_doubled_along_rows(shape, kernel, pb, pe, round
     assert (":separable+wdouble" in prim.kernel_name) == _doubles(prim, "AvgPool", kernel[1], dtype), prim.kernel_name
     got = prim.execute(x).astype(np.float64)
     want, _ = reference.padded_formulation(x, dict(attrs, kind="AvgPool", data_format="NCX"))
-    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, x)
-                               + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    assert_matches_reference(got, want, "AvgPool", dtype, x)
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x).astype(np.float64))
 
@@ -969,15 +946,6 @@ def test_ncx_stride_one_maxima_scanned_for_nan(shape, nan_at, dtype):
         assert np.isnan(got).any() == (nan_at is not None)
 
 
-def _placed(x, offset):
-    """A copy of x whose data starts `offset` bytes past a 64-byte boundary."""
-    raw = np.empty(x.nbytes + 128, np.uint8)
-    start = -raw.ctypes.data % 64 + offset
-    y = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-    y[...] = x
-    return y
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind,layout,shape,k", [
     ("MaxPool", "NXC", (1, 24, 13, 20), 7),    # channel rows of 96 bytes: every column placed differently
@@ -996,16 +964,12 @@ def test_shared_rows_whatever_the_src_placement(kind, layout, shape, k, dtype):
                  **(dict(exclude_pad=True) if kind == "AvgPool" else {}))
     prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, **attrs), num_threads=1)
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
-    first = prim.execute(_placed(x, 0)).astype(np.float64)
-    if kind == "MaxPool":
-        np.testing.assert_array_equal(first, want.astype(NUMPY[dtype]).astype(np.float64))
-    else:
-        np.testing.assert_allclose(first, want, rtol=0, atol=tolerance(dtype, x)
-                                   + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+    first = prim.execute(placed(x, 0)).astype(np.float64)
+    assert_matches_reference(first, want, kind, dtype, x)
     other = make_input(kind, shape, dtype, seed=12).reshape(x.shape)
     for offset in range(x.itemsize, 64, x.itemsize):
-        prim.execute(_placed(other, 0))   # scratch left holding another input's rows
-        got = prim.execute(_placed(x, offset)).astype(np.float64)
+        prim.execute(placed(other, 0))   # scratch left holding another input's rows
+        got = prim.execute(placed(x, offset)).astype(np.float64)
         np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
 
 
@@ -1044,11 +1008,7 @@ def test_streamed_taps_whatever_the_src_placement(kind, shape, attrs, dtype):
         got = prim.execute(placed).astype(np.float64)
         if first is None:
             first = got
-            if kind == "MaxPool":
-                np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
-            else:
-                np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(dtype, x)
-                                           + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+            assert_matches_reference(got, want, kind, dtype, x)
         np.testing.assert_array_equal(got, first, err_msg=f"src {offset} bytes past a 64-byte boundary")
 
 
@@ -1086,18 +1046,14 @@ def test_register_blocks_whatever_the_src_and_dst_placement(kind, shape, attrs, 
     assert prims[1].kernel_name.endswith("channel_block"), prims[1].kernel_name
     for src in inputs:
         want, _ = reference.padded_formulation(src, dict(attrs, kind=kind, data_format="NXC"))
-        first = prims[1].execute(_placed(src, 0)).astype(np.float64)
-        if kind == "MaxPool":
-            np.testing.assert_array_equal(first, want.astype(NUMPY[dtype]).astype(np.float64))
-        else:
-            np.testing.assert_allclose(first, want, rtol=0, atol=tolerance(dtype, src)
-                                       + (0 if dtype in ("f32", "f64") else np.abs(want).max() * 8e-3))
+        first = prims[1].execute(placed(src, 0)).astype(np.float64)
+        assert_matches_reference(first, want, kind, dtype, src)
         unwritten = np.full(first.shape, np.nan, NUMPY[dtype])
         for s_off in range(0, 64, src.itemsize):
             for d_off in (s_off, (s_off + 16) % 64):
                 for threads, prim in prims.items():
-                    dst = _placed(unwritten, d_off)
-                    prim.execute(_placed(src, s_off), dst=dst)
+                    dst = placed(unwritten, d_off)
+                    prim.execute(placed(src, s_off), dst=dst)
                     np.testing.assert_array_equal(
                         dst.astype(np.float64), first,
                         err_msg=f"src {s_off}, dst {d_off} bytes past a 64-byte boundary, {threads} threads")
@@ -1176,10 +1132,7 @@ def test_rows_longer_than_the_stacking_budget(tmp_path):
     for path, x, kind, attrs in cases:
         got = np.load(path + ".out.npy")
         want, _ = reference.padded_formulation(x, attrs)
-        if kind == "MaxPool":
-            np.testing.assert_array_equal(got, want.astype(np.float32))
-        else:
-            np.testing.assert_allclose(got, want, rtol=0, atol=tolerance("f32", x))
+        assert_matches_reference(got, want, kind, "f32", x)
 
 
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
