@@ -225,7 +225,7 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     int64_t at[NVR];
     for (int j = 0; j < NVR; ++j) at[j] = NV == 0 ? 0 : j * VL < C - VL ? j * VL : C - VL;
     const int64_t whole = NV ? n : ostep == C && n * C >= VL ? (n * C - VL) / C + 1 : 0;
-    T buf[VL];
+    T buf[VL] = {};   // point_vectors fills it whole; zeroed so GCC can see that it is set
     for (int64_t i = 0; i < n; ++i) {
         T *to = i < whole ? o + i * ostep : buf;
         point_vectors<T, K, NVR, false>(p + i * pstep, roff, nrows, kw, kstep, at, to, nrows * kw,
