@@ -1003,9 +1003,9 @@ def test_streamed_taps_whatever_the_src_placement(kind, shape, attrs, dtype):
     for offset in range(0, 64, x.itemsize):
         raw = np.full(x.nbytes + 192, 0xFF, np.uint8)
         start = -raw.ctypes.data % 64 + 64 + offset
-        placed = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-        placed[...] = x
-        got = prim.execute(placed).astype(np.float64)
+        src_at = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)   # after 64 NaN bytes
+        src_at[...] = x
+        got = prim.execute(src_at).astype(np.float64)
         if first is None:
             first = got
             assert_matches_reference(got, want, kind, dtype, x)
