@@ -286,10 +286,13 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     // streamed window blocks (rows of xlen * lanes values).
     const bool stacked = g.flat || (lanes == 1 && !with_idx);
     const int64_t f_rows = g.vstream || g.rows > g.chunk ? g.rows : g.chunk;
-    const int64_t f_n = g.vstream ? f_rows * g.xlen * lanes + 64 : stacked ? f_rows * g.xlen + 64 : 0;
+    // Streamed blocks: rows in fbuf[0], each starting on a line (chunk_vstream:
+    // up to a line of values more per row); the others hold one row each,
+    // with up to a line more before it (its first valid value on a line).
+    const int64_t line = 64 / as;
+    const int64_t f_n = g.vstream ? f_rows * (g.xlen * lanes + line) + 64 : stacked ? f_rows * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
-        // streamed blocks: rows in fbuf[0]; the others hold one row each
-        const int64_t n_b = g.vstream && b > 0 ? g.xlen * lanes + 64 : f_n;
+        const int64_t n_b = g.vstream && b > 0 ? g.xlen * lanes + line + 64 : f_n;
         g.fbuf[b] = at; at = align64(at + n_b * as);
         g.fbufi[b] = at; at = align64(at + n_b * ix);
     }
