@@ -854,9 +854,12 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool blocks = !WithIdx && !stream && !prefetch && C >= VB && K != kQAvg && AW.s > 0 && c->ss[4] > 0;
     // decimated_row: maxima over two or more points a vector, stride-2
     // windows of 2 or 3 dense columns (one point a vector took 1.3x the
-    // points' time, k2 s2 over 12 channels)
+    // points' time, k2 s2 over 12 channels).  Every window must hold a
+    // column: a ceil window wholly in the end padding is the lowest value,
+    // which the points give and decimated_row (identities) would not.
     const bool decimate = K == kMax && !WithIdx && !stream && 2 * C <= Vec<T>::lanes && AW.s == 2 && AW.d == 1 &&
-                          (AW.k == 2 || AW.k == 3) && AW.pb < AW.k && c->ss[4] == C && c->ds[4] == C;
+                          (AW.k == 2 || AW.k == 3) && AW.pb < AW.k && AW.kend[AW.out - 1] > AW.kbeg[AW.out - 1] &&
+                          c->ss[4] == C && c->ds[4] == C;
     const T *src_last = src + (c->N - 1) * c->ss[0] + (C - 1) + (AD.in - 1) * c->ss[2] + (AH.in - 1) * c->ss[3] +
                         (AW.in - 1) * c->ss[4];
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps

@@ -70,6 +70,13 @@ CASES = [
      dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
     ("k3 s3 max, unpadded rows", "MaxPool", (2, 2, 9, 75), dict(kernel=[3, 3], strides=[3, 3])),
     ("k3 s2 1d avg unpadded (windows past the stride)", "AvgPool", (2, 3, 81), dict(kernel=[3], strides=[2])),
+    # ceil windows wholly in the end padding hold no input element: maxima
+    # give the lowest value there (NXC under half a vector of channels:
+    # not decimated rows, whose padding holds identities)
+    ("k3 s2 max ceil, last windows wholly in the end padding", "MaxPool", (2, 3, 5, 7),
+     dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[3, 3], rounding_type="ceil")),
+    ("k2 s2 max ceil, last windows wholly in the end padding", "MaxPool", (1, 8, 6, 9),
+     dict(kernel=[2, 2], strides=[2, 2], pads_end=[2, 2], rounding_type="ceil")),
     ("large window k15 avg exclude", "AvgPool", (1, 3, 40, 45),
      dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7], exclude_pad=True)),
     ("large window k15 max", "MaxPool", (1, 3, 40, 45), dict(kernel=[15, 15], pads_begin=[7, 7], pads_end=[7, 7])),
