@@ -1246,7 +1246,7 @@ struct SepPass {
     // split a line; the prefix pass, the first to read a src row, prefetches
     // the row kVsAhead rows on.  Measured together, 1 x 32 x 256 x 256 f32
     // k9 and k15 s1, 1 thread, in one process against the unaligned rows and
-    // no prefetch: medians 0.88-0.93 (averages and maxima), 0.92-0.93 at 2
+    // no prefetch: medians 0.89-0.94 (averages and maxima), 0.92-0.93 at 2
     // threads; the prefetch alone 0.90-0.99, the alignment alone 0.94-0.99.
     static constexpr int64_t kVsAhead = 2;
     void chunk_vstream(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
