@@ -1252,20 +1252,19 @@ struct SepPass {
     void chunk_vstream(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         // Rows of xl positions of L values, j0 * L of them before the valid ones.
         const int64_t k = AH.k, xl = g.xlen * L, j0 = valid_lo() * L, j1 = valid_hi() * L, len = j1 - j0;
-        constexpr int64_t line = 64 / (int64_t)sizeof(Acc);
-        const int64_t xs = (len + line - 1) / line * line;   // S and P rows: whole lines (plan.cpp's budget)
+        constexpr int64_t line = kLineBytes / (int64_t)sizeof(Acc);
+        const int64_t xs = (len + line - 1) / line * line;   // S and P rows: whole lines (sep_layout's budget)
         const int64_t id = od * AD.s - AD.pb + AD.kbeg[od] * AD.d;
         vs_src = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id * c->ss[2] + (valid_lo() - AW.pb) * c->ss[4];
         Acc *S = fP, *P = fP + k * xs, *V = fB + (line - j0 % line) % line;   // S: the block's suffixes, row j at (j - bs) * xs
         const Acc id0 = identity<T, K>();
         vs_id = fP + (k + 1) * xs;
         fill_pad<T>(vs_id, id0, len);
-        const int64_t row_bytes = len * (int64_t)sizeof(T);
+        const int64_t row_bytes = len * (int64_t)sizeof(T), no_off = 0;
+        const bool dense = dense_rows();
         auto prefetch_row = [&](int64_t j) {   // padded input row j, if it is a dense src row
             const int64_t ih = j - AH.pb;
-            if (ih < 0 || ih >= AH.in || !dense_rows()) return;
-            const char *r = (const char *)(vs_src + ih * c->ss[3]);
-            for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(r + b, 0, 3);
+            if (dense && ih >= 0 && ih < AH.in) prefetch_window<T>(vs_src + ih * c->ss[3], &no_off, 1, 1, 0, row_bytes);
         };
         vs_wide = fC;   // free until the W pass, which runs after the row is used
         int64_t yw;

@@ -289,7 +289,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     // Streamed blocks: rows in fbuf[0], each starting on a line (chunk_vstream:
     // up to a line of values more per row); the others hold one row each,
     // with up to a line more before it (its first valid value on a line).
-    const int64_t line = 64 / as;
+    const int64_t line = kLineBytes / as;
     const int64_t f_n = g.vstream ? f_rows * (g.xlen * lanes + line) + 64 : stacked ? f_rows * g.xlen + 64 : 0;
     for (int b = 0; b < 4; ++b) {
         const int64_t n_b = g.vstream && b > 0 ? g.xlen * lanes + line + 64 : f_n;

@@ -11,6 +11,8 @@ namespace dnnpool {
 // Kernels see every problem as 3-D (depth, height, width); lower ranks are
 // right-aligned and padded with unit axes.
 constexpr int kAxes = 3;
+// A cache line: scratch rows that the kernels stream start on one.
+constexpr int64_t kLineBytes = 64;
 
 enum Kind { kAvg = 0, kMax = 1, kQAvg = 2 };
 
