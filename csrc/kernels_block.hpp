@@ -20,8 +20,9 @@ constexpr int kStreamTaps = 8;   // taps per pass over the partial results
 // int64s of scratch past a streamed window's C partial results: their
 // 64-byte alignment and a vector of slack
 constexpr int64_t kStreamSlack = 16;
-// Output points whose W windows share no columns, over a src this large
-// (beyond the caches: it streams from DRAM), prefetch the window of the
+// Output points whose W windows share no columns, over a src past the
+// plan's prefetching floor (beyond the caches: it streams from DRAM;
+// prefetch_floor_bytes), prefetch the window of the
 // point kAheadDisjoint on while they reduce their own: the point's loads, a
 // few KB spread over its taps' rows, are too short a stream for the
 // hardware prefetchers.  Measured (one point on, against none):
@@ -29,7 +30,6 @@ constexpr int64_t kStreamSlack = 16;
 // 0.74-0.95 at 2, DenseNet k2 s2 NXC at batch 8 (26 MB) 0.68-0.86, VGG
 // k2 s2 at batch 8 (51 MB) unchanged; on cache-resident shapes (VGG and
 // DenseNet at batch 1) the prefetches cost 1.12-1.15x, hence the floor.
-constexpr int64_t kPrefetchMinBytes = 16 << 20;
 // How many points on disjoint and overlapping windows prefetch
 // (channel_block_rows).  Two points on rather than one, 1 and 2 threads:
 // VGG k2 s2 at batch 8 0.89-0.93, the 1-D k4 s4 0.77-1.00, DenseNet k2 s2
@@ -40,7 +40,7 @@ constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 template <typename T>
 static inline bool src_past_prefetch_floor(const ExecCtx *c) {
     const AxisPlan *A = c->ax;
-    return c->N * c->C * A[0].in * A[1].in * A[2].in * (int64_t)sizeof(T) >= kPrefetchMinBytes;
+    return c->N * c->C * A[0].in * A[1].in * A[2].in * (int64_t)sizeof(T) >= c->prefetch_floor;
 }
 
 // Prefetches the window at p: its (d, h) rows' taps, `span` bytes each.

@@ -80,7 +80,15 @@ struct ExecCtx {
     int32_t qzp_in;                 // quantized: x zero point
     SepLayout sep;                  // separable kernel only
     int64_t taps_max;               // channel-block kernel: depth*height taps of a window (scratch rows)
+    int64_t prefetch_floor;         // src bytes from which kernels prefetch ahead (the plan's)
 };
+
+// The src size (bytes) from which kernels prefetch ahead of their loads:
+// tensors that stream from DRAM, not from the last-level cache, for windows
+// over one (d, h) row or several.  DNNPOOL_PREFETCH_FLOOR (bytes) overrides
+// it; read when a plan is made.
+constexpr int64_t kPrefetchMinBytes = 16 << 20;
+int64_t prefetch_floor_bytes(bool one_row);
 
 // Computes rows [r0, r1) of the row space the variant defines.
 typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch);

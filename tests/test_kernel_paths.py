@@ -433,12 +433,15 @@ PREFETCHED = [
 
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
 @pytest.mark.parametrize("layout,shape,attrs,variant", PREFETCHED, ids=[f"{c[0]}-{c[1]}" for c in PREFETCHED])
-def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attrs, variant, kind):
+def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attrs, variant, kind, monkeypatch):
     """The whole batch (past the prefetching floor) gives the bits of each
     batch item pooled alone (a src below it), and the reference's values.
     NXC k3 s2 maxima over 100 channels: an item alone slides over columns,
     the batch goes point by point; over 16 or 64 both slide where one slid
-    block covers them, the batch prefetching."""
+    block covers them, the batch prefetching.  The floor is pinned at its
+    least, 16 MB (for windows over one row, by default a quarter of a larger
+    last-level cache)."""
+    monkeypatch.setenv("DNNPOOL_PREFETCH_FLOOR", str(16 << 20))
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = make_input(kind, shape, "f32", 8)
     if layout == "NXC":
@@ -456,6 +459,39 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format=layout))
     assert_matches_reference(got[1][-1:], want, kind, "f32", x)
 
+
+
+# The prefetching paths on small tensors: DNNPOOL_PREFETCH_FLOOR=0 puts every
+# src past the floor (read when a plan is made); values that are not a byte
+# count leave the default.  Prefetches and the paths they choose move no bits.
+SMALL_PREFETCHED = [
+    ("NXC", (2, 40, 61), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1])),
+    ("NXC", (2, 24, 14, 14), dict(kernel=[2, 2], strides=[2, 2])),
+    ("NXC", (2, 100, 13, 13), K3_S2_P1),
+    ("NXC", (2, 16, 15, 14), K3_S2_P1),
+    ("NCX", (2, 8, 30, 30), dict(kernel=[2, 2], strides=[2, 2])),
+    ("NCX", (2, 5, 21, 21), K3_S2_P1),
+]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("layout,shape,attrs", SMALL_PREFETCHED, ids=[f"{c[0]}-{c[1]}" for c in SMALL_PREFETCHED])
+def test_the_prefetching_floor_moves_no_bits(layout, shape, attrs, kind, monkeypatch):
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    x = make_input(kind, shape, "f32", 9)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    desc = dp.PoolingDesc(kind, x.shape, "f32", data_format=layout, **attrs)
+    got = {}
+    for floor in ("0", str(1 << 62), "not a size", "-1", ""):
+        monkeypatch.setenv("DNNPOOL_PREFETCH_FLOOR", floor)
+        for threads in (1, 2):
+            got[floor, threads] = dp.Pooling(desc, num_threads=threads).execute(x)
+    first = got["0", 1]
+    for key, y in got.items():
+        np.testing.assert_array_equal(y, first, err_msg=f"floor {key[0]!r}, {key[1]} threads")
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
+    assert_matches_reference(first, want, kind, "f32", x)
 
 # NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
 # slide over their columns below the prefetching floor: whole blocks (64
