@@ -460,7 +460,6 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     assert_matches_reference(got[1][-1:], want, kind, "f32", x)
 
 
-
 # The prefetching paths on small tensors: DNNPOOL_PREFETCH_FLOOR=0 puts every
 # src past the floor (read when a plan is made); values that are not a byte
 # count leave the default.  Prefetches and the paths they choose move no bits.
@@ -492,6 +491,7 @@ def test_the_prefetching_floor_moves_no_bits(layout, shape, attrs, kind, monkeyp
         np.testing.assert_array_equal(y, first, err_msg=f"floor {key[0]!r}, {key[1]} threads")
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format=layout))
     assert_matches_reference(first, want, kind, "f32", x)
+
 
 # NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
 # slide over their columns below the prefetching floor: whole blocks (64
