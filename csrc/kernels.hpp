@@ -513,6 +513,44 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
     }
 }
 
+// bf16 in pairs of vectors, split by parity: the 2 * Vec<bf16>::lanes
+// values at p as one vector of the even ones and one of the odd ones,
+// widened (one load, a shift and a mask, where two widening loads cost two
+// shuffles and two shifts), and back, rounded as store_as rounds (one store,
+// no narrowing shuffles).  Lane-wise code between the two computes every
+// value exactly as it would in order.
+template <typename T>
+static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typename Vec<T>::V &odd) {
+    typedef typename Vec<T>::V V;
+    if constexpr (__is_same(T, bf16)) {
+        typedef uint32_t U __attribute__((vector_size(kVecBytes), aligned(2)));
+        const U u = *(const U *)p;
+        even = (V)(u << 16);
+        odd = (V)(u & 0xffff0000u);
+    } else {
+        even = load_vec<T>(p);
+        odd = load_vec<T>(p + Vec<T>::lanes);
+    }
+}
+template <typename T, bool Exact = false>
+static inline void store_pair_split_as(T *o, typename Vec<T>::V even, typename Vec<T>::V odd) {
+    if constexpr (__is_same(T, bf16)) {
+        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
+        typedef uint32_t UU __attribute__((vector_size(kVecBytes), aligned(2)));
+        U e = (U)even, d = (U)odd;
+        if constexpr (Exact) {   // as store_as: NaNs made quiet, the low half dropped
+            e = even != even ? e | 0x400000u : e;
+            d = odd != odd ? d | 0x400000u : d;
+            *(UU *)o = (e >> 16) | (d & 0xffff0000u);
+        } else {
+            *(UU *)o = bf16_rounded(e) | (bf16_rounded(d) << 16);
+        }
+    } else {
+        store_as<T, Exact>(o, even);
+        store_as<T, Exact>(o + Vec<T>::lanes, odd);
+    }
+}
+
 // buf[x] = widened p[x] for x < n: whole vectors, the last one overlapping
 // the one before (short spans, e.g. NCX rows of 28, copied inline rather
 // than by a library call per row).

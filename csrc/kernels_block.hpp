@@ -165,15 +165,21 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
                                                                 typename Vec<T>::V *probe) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
+    // bf16 blocks go in pairs split by parity (load_pair_split)
+    constexpr bool kSplit = Consecutive && NV % 2 == 0 && __is_same(T, bf16) && K != kQAvg;
     V acc[NV], sum[NV];
     for (int j = 0; j < NV; ++j) acc[j] = (V){} + identity<T, K>(), sum[j] = (V){};
     for (int64_t r = 0; r < nrows; ++r) {
         const T *p = p0 + roff[r];
         for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
-            for (int j = 0; j < NV; ++j) {
-                const V v = load_vec<T>(p + at[j]);
-                acc[j] = vcombine<K, Nan>(acc[j], v);
-                if constexpr (!Nan) sum[j] += v;
+            for (int j = 0; j < NV; j += 1 + kSplit) {
+                V v[2];
+                if constexpr (kSplit) load_pair_split<T>(p + at[j], v[0], v[1]);
+                else v[0] = load_vec<T>(p + at[j]);
+                for (int h = 0; h <= kSplit; ++h) {
+                    acc[j + h] = vcombine<K, Nan>(acc[j + h], v[h]);
+                    if constexpr (!Nan) sum[j + h] += v[h];
+                }
             }
         }
     }
@@ -182,6 +188,13 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     if (K == kMax && nvalid == 0) {
         for (int j = 0; j < NV; ++j)
             for (int64_t i = 0; i < VL; ++i) o[at[j] + i] = Traits<T>::lowest();
+        return;
+    }
+    if constexpr (kSplit) {
+        for (int j = 0; j < NV; j += 2) {
+            if constexpr (K == kMax) store_pair_split_as<T, true>(o + at[j], acc[j], acc[j + 1]);
+            else store_pair_split_as<T>(o + at[j], acc[j] / div, acc[j + 1] / div);
+        }
         return;
     }
     const QParams q = point_params<K>(c, div);

@@ -1127,6 +1127,49 @@ def test_bf16_average_nan_and_infinities():
             assert np.all((nan_bits & 0x7fc0) == 0x7fc0), [hex(b) for b in nan_bits]   # quiet NaNs
 
 
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("channels", [64, 128, 101])
+def test_bf16_channel_blocks_split_by_parity(kind, channels):
+    """Full NXC channel blocks of bf16 load and store their vectors in pairs split
+    into even and odd channels: every channel keeps its own value, and the bits
+    are those of the same pooling in f32 rounded to bf16 (the same sums in the
+    same order, one rounding), NaNs made quiet with their payloads, infinities
+    kept, maxima of -0 -0, at 1 and 2 threads."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 9, 14, channels)).astype(ml_dtypes.bfloat16)   # NXC
+    u = x.view(np.uint16)
+    u[0, 1, 2, 0] = 0x7f81                     # a signalling NaN, an even channel
+    u[0, 4, 5, 17] = 0x7fc0                    # a quiet NaN, an odd channel
+    u[1, 3, 3, 32] = 0xff81                    # a negative signalling NaN, the block's third vector
+    u[1, 6, 8, channels - 1] = 0x7f80          # +inf, the last channel
+    u[0, 7, 9, 49] = 0xff80                    # -inf, the fourth vector
+    x[1, :, :, 2] = -0.0                       # -0 throughout one channel
+    attrs = dict(kernel=[3, 2], strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 0])
+    if kind == "AvgPool":
+        attrs["exclude_pad"] = True
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "bf16", data_format="NXC", **attrs))
+    assert prim.kernel_name.split(":")[1] == "channel_block", prim.kernel_name
+    wide = x.astype(np.float32)
+    in_f32 = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NXC", **attrs)).execute(wide)
+    nan = np.isnan(in_f32)
+    with np.errstate(invalid="ignore"):   # (ml_dtypes makes every NaN its default one)
+        want_bits = in_f32.astype(ml_dtypes.bfloat16).view(np.uint16)
+    nan_bits = ((in_f32.view(np.uint32) >> 16) | 0x0040).astype(np.uint16)
+    want_bits = np.where(nan, nan_bits, want_bits)   # quiet, payload and sign kept
+    for threads in (1, 2):
+        got = dp.Pooling(dp.PoolingDesc(kind, x.shape, "bf16", data_format="NXC", **attrs),
+                         num_threads=threads).execute(x)
+        np.testing.assert_array_equal(got.view(np.uint16), want_bits, err_msg=f"{threads} threads")
+    assert nan.sum() >= 3 and np.isposinf(in_f32).any() and (kind == "MaxPool" or np.isneginf(in_f32).any())
+    if kind == "MaxPool":
+        assert np.all(got.view(np.uint16)[1, :, :, 2] == 0x8000)   # -0 stays -0
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    g = got.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+    finite = ~np.isnan(want)
+    np.testing.assert_allclose(g[finite], want[finite], rtol=2 ** -8, atol=0)
+
+
 def test_long_line_running_precision():
     """A long line of large, similar values: a sliding sum that drifted would show here."""
     x = (1e4 + np.random.default_rng(3).standard_normal((1, 2, 20000))).astype(np.float32)
