@@ -461,6 +461,19 @@ static inline typename Vec<T>::V load_vec(const T *p) {
     }
 }
 
+// The f32 lanes as bits (what bf16 stores take the high halves of).
+typedef uint32_t F32Bits __attribute__((vector_size(kVecBytes)));
+
+// The bits of f32 lanes that already are bf16 values (maxima), NaNs made
+// quiet as rounding would: the high half is the value to store.  The NaN
+// test is one float compare (v != v) rather than bf16_bits' unsigned integer
+// one (three instructions on AVX2).
+template <typename V>
+static inline F32Bits bf16_quieted(V v) {
+    const F32Bits u = (F32Bits)v;
+    return v != v ? u | 0x400000u : u;
+}
+
 // Stores one vector of accumulators as Vec<T>::lanes values of T, rounded
 // like Traits<T>::store (8-bit types: the values are already in range).
 // Exact: every lane already is a value of T (maxima), so bf16 only drops
@@ -475,12 +488,8 @@ static inline void store_as(T *o, typename Vec<T>::V v) {
     if constexpr (__is_same(T, Acc)) {
         store_vec<T>(o, v);
     } else if constexpr (__is_same(T, bf16)) {
-        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        const U u = (U)v, hi = u >> 16;
-        // the NaN test as one float compare (v != v) rather than bf16_bits'
-        // unsigned integer one (three instructions on AVX2)
-        if constexpr (Exact) isa_store_u16(o, (IsaI32)(v != v ? hi | 0x40u : hi));
-        else isa_store_u16(o, (IsaI32)bf16_rounded(u));
+        if constexpr (Exact) isa_store_u16(o, (IsaI32)(bf16_quieted(v) >> 16));
+        else isa_store_u16(o, (IsaI32)bf16_rounded((F32Bits)v));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
             isa_store_f16(o, (IsaF32)v);
@@ -505,8 +514,7 @@ static inline void store_head_as(T *o, typename Vec<T>::V v, int64_t m) {
 template <typename T>
 static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V b) {
     if constexpr (__is_same(T, bf16)) {
-        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        isa_store_u16_pair(o, (IsaI32)bf16_rounded((U)a), (IsaI32)bf16_rounded((U)b));   // as store_as: averages
+        isa_store_u16_pair(o, (IsaI32)bf16_rounded((F32Bits)a), (IsaI32)bf16_rounded((F32Bits)b));   // as store_as: averages
     } else {
         store_as<T>(o, a);
         store_as<T>(o + Vec<T>::lanes, b);
@@ -521,34 +529,21 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
 // value exactly as it would in order.
 template <typename T>
 static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typename Vec<T>::V &odd) {
+    static_assert(__is_same(T, bf16), "split pairs are bf16's");
     typedef typename Vec<T>::V V;
-    if constexpr (__is_same(T, bf16)) {
-        typedef uint32_t U __attribute__((vector_size(kVecBytes), aligned(2)));
-        const U u = *(const U *)p;
-        even = (V)(u << 16);
-        odd = (V)(u & 0xffff0000u);
-    } else {
-        even = load_vec<T>(p);
-        odd = load_vec<T>(p + Vec<T>::lanes);
-    }
+    typedef uint32_t U __attribute__((vector_size(kVecBytes), aligned(2)));
+    const U u = *(const U *)p;
+    even = (V)(u << 16);
+    odd = (V)(u & 0xffff0000u);
 }
 template <typename T, bool Exact = false>
 static inline void store_pair_split_as(T *o, typename Vec<T>::V even, typename Vec<T>::V odd) {
-    if constexpr (__is_same(T, bf16)) {
-        typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-        typedef uint32_t UU __attribute__((vector_size(kVecBytes), aligned(2)));
-        U e = (U)even, d = (U)odd;
-        if constexpr (Exact) {   // as store_as: NaNs made quiet, the low half dropped
-            e = even != even ? e | 0x400000u : e;
-            d = odd != odd ? d | 0x400000u : d;
-            *(UU *)o = (e >> 16) | (d & 0xffff0000u);
-        } else {
-            *(UU *)o = bf16_rounded(e) | (bf16_rounded(d) << 16);
-        }
-    } else {
-        store_as<T, Exact>(o, even);
-        store_as<T, Exact>(o + Vec<T>::lanes, odd);
-    }
+    static_assert(__is_same(T, bf16), "split pairs are bf16's");
+    typedef uint32_t UU __attribute__((vector_size(kVecBytes), aligned(2)));
+    if constexpr (Exact)   // as store_as: NaNs made quiet, the low half dropped
+        *(UU *)o = (bf16_quieted(even) >> 16) | (bf16_quieted(odd) & 0xffff0000u);
+    else
+        *(UU *)o = bf16_rounded((F32Bits)even) | (bf16_rounded((F32Bits)odd) << 16);
 }
 
 // buf[x] = widened p[x] for x < n: whole vectors, the last one overlapping

@@ -169,7 +169,7 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     // vectors: the 1-D k4 s4 average 0.93-0.94 of the time at 1 thread;
     // AVX2's widening load is one shuffle already, and split pairs took it
     // 1.0-1.1x.
-    constexpr bool kSplit = Consecutive && NV % 2 == 0 && __is_same(T, bf16) && K != kQAvg && kVecBytes == 64;
+    constexpr bool kSplit = Consecutive && NV % 2 == 0 && __is_same(T, bf16) && kVecBytes == 64;
     V acc[NV], sum[NV];
     for (int j = 0; j < NV; ++j) acc[j] = (V){} + identity<T, K>(), sum[j] = (V){};
     for (int64_t r = 0; r < nrows; ++r) {
