@@ -46,7 +46,7 @@ extensions = [
         depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/threads.hpp", "csrc/isa.hpp",
                  "csrc/isa_avx2_ops.hpp", "csrc/kernels.hpp",
                  "csrc/kernels_block.hpp", "csrc/kernels_columns.hpp", "csrc/kernels_phases.hpp", "csrc/kernels_doubling.hpp",
-                 "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp",
+                 "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp", "csrc/kernels_transpose.hpp",
                  "dnnpool/_core.pxd", "dnnpool/capi.pxd", "dnnpool/_capi_table.pxi"],
         language="c++",
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -13,12 +13,24 @@
 #include "plan.hpp"
 
 namespace dnnpool {
-namespace baseline { RowFn select(int dtype, int kind, int variant, bool with_idx); }
+namespace baseline {
+RowFn select(int dtype, int kind, int variant, bool with_idx);
+MoveFn select_move(int64_t bytes, bool to_last);
+}
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DNNPOOL_HAVE_X86_VARIANTS 1
-namespace avx2 { RowFn select(int dtype, int kind, int variant, bool with_idx); }
-namespace avx512 { RowFn select(int dtype, int kind, int variant, bool with_idx); }
-namespace avx512_emulated { RowFn select(int dtype, int kind, int variant, bool with_idx); }
+namespace avx2 {
+RowFn select(int dtype, int kind, int variant, bool with_idx);
+MoveFn select_move(int64_t bytes, bool to_last);
+}
+namespace avx512 {
+RowFn select(int dtype, int kind, int variant, bool with_idx);
+MoveFn select_move(int64_t bytes, bool to_last);
+}
+namespace avx512_emulated {
+RowFn select(int dtype, int kind, int variant, bool with_idx);
+MoveFn select_move(int64_t bytes, bool to_last);
+}
 #endif
 }  // namespace dnnpool
 #endif

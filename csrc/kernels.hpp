@@ -10,6 +10,8 @@
 //                      large stride-1 windows by van Herk blocks (O(1)),
 //                      two fused passes (O(sqrt k) loads) or doubling (O(log k))
 //   kernels_global.hpp global planes: one contiguous reduction per (n, c)
+// (kernels_transpose.hpp: NCX channel blocks moved to channels-last scratch
+// and back, for the channel kernels)
 // (kernels_phases.hpp: the separable kernel's small strided windows over
 // one lane, stride phases picked by shuffles in registers)
 //
@@ -826,6 +828,7 @@ static void window_factored(const typename Traits<T>::Acc *B, int64_t unit, int6
 #include "kernels_doubling.hpp"
 #include "kernels_sep.hpp"
 #include "kernels_global.hpp"
+#include "kernels_transpose.hpp"
 
 // ---------------------------------------------------------------- selection
 
@@ -865,3 +868,5 @@ RowFn select(int dtype, int kind, int variant, bool with_idx) {
     }
     return 0;
 }
+
+MoveFn select_move(int64_t bytes, bool to_last) { return to_last ? pick_move<true>(bytes) : pick_move<false>(bytes); }

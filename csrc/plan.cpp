@@ -354,6 +354,177 @@ const char *variant_name(int v) {
     return "?";
 }
 
+// Rows of the variant's row space (plan.hpp's Variant).
+int64_t variant_rows(int variant, int64_t batch, int64_t channels, int64_t plane) {
+    return variant == kSepPlane ? batch * channels * plane : variant == kGlobalPlane ? batch * channels : batch * plane;
+}
+
+// Scratch bytes one thread needs for the variant's kernel; sets the context's
+// separable layout or window-row count.
+size_t kernel_scratch(const dp_plan &p, int variant, bool indices, ExecCtx *c) {
+    const dp_desc &d = p.desc;
+    if (variant == kSepPlane || variant == kSepLanes) {
+        c->sep = sep_layout(p, variant == kSepLanes ? d.channels : 1, indices);
+        return c->sep.total;
+    }
+    if (variant != kChannelBlock) return 0;
+    // row offsets and index values of a window's (d, h) rows; a streamed
+    // window's tap offsets and partial results; stride 1: a row's pooled
+    // (d, h) rows (64-byte aligned, a vector of slack)
+    const AxisPlan &AW = p.ax[2];
+    c->taps_max = p.ax[0].k * p.ax[1].k;
+    // flat_row's pooled rows (stride 1: a vector of slack and one to move
+    // them on by), decimated_row's (maxima, stride 2, two or more points to
+    // a vector): 64-byte aligned, slack
+    const bool decimated = p.kind == kMax && !indices && AW.s == 2 &&
+                           2 * d.channels * acc_size(d.dtype) <= isa_vec_bytes(p.isa);
+    const size_t pooled = AW.s == 1  ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 32
+                          : decimated ? (size_t)((2 * AW.out + AW.k + AW.in) * d.channels) + 48
+                                      : 0;
+    // (+ 16: a streamed window's vector of slack, kStreamSlack)
+    size_t bytes = sizeof(int64_t) * (2 * (size_t)c->taps_max + (size_t)(c->taps_max * AW.k) + (size_t)d.channels + 16 + pooled);
+    if (indices && idx_columns_pay(c->taps_max, AW.k, AW.s, AW.in))   // idx_columns' pooled columns
+        bytes += (size_t)(AW.in * kIdxColumnBytes) + 128;
+    return bytes;
+}
+
+// NCX pooled by the NXC kernels, as oneDNN's planar pooling does: per (n,
+// block of channels) the block's planes move to channels-last scratch
+// (kernels_transpose.hpp), a channel kernel pools them there, and the result moves
+// back.  Chosen by channel_blocks_pay.
+struct ChannelBlocks {
+    dp_plan sub_plan[2];     // the NXC problem of a full block and of the last, partial one
+    ExecCtx sub[2];
+    RowFn fn[2];
+    MoveFn to_last, to_planar;
+    int variant[2];
+    int64_t block, blocks;   // channels per block, blocks per image
+    int64_t bytes;           // element size
+    size_t kernel_bytes, in_bytes;   // scratch: the kernel's, the block's input, its output
+    size_t scratch_bytes;
+};
+
+// Channels per block: a vector's lanes, doubled up to four vectors (the
+// channel kernels' register block) while the block's input stays within a
+// quarter of L2 and an image still has kMinBlockTasks blocks for the threads.
+constexpr int64_t kBlockBudget = 512 << 10;
+constexpr int64_t kMinBlockTasks = 8;
+int64_t block_lanes(const dp_plan &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
+int64_t block_plane_bytes(const dp_plan &p) {
+    return p.ax[0].in * p.ax[1].in * p.ax[2].in * (int64_t)dp_dtype_size(p.desc.dtype);
+}
+int64_t channel_block_size(const dp_plan &p) {
+    const int64_t lanes = block_lanes(p), plane = block_plane_bytes(p), C = p.desc.channels;
+    int64_t block = lanes;
+    while (block < 4 * lanes && 2 * block * plane <= kBlockBudget &&
+           p.desc.batch * ((C + 2 * block - 1) / (2 * block)) >= kMinBlockTasks)
+        block *= 2;
+    return block < C ? block : C;
+}
+
+// DNNPOOL_CHANNEL_BLOCKS=0 / 1: never / always (where possible) pool NCX by
+// channel blocks, for tests and measurements; unset, channel_blocks_pay decides.
+int channel_blocks_override() {
+    static const int v = [] {
+        const char *e = std::getenv("DNNPOOL_CHANNEL_BLOCKS");
+        return e && *e == '0' ? 0 : e && *e == '1' ? 1 : -1;
+    }();
+    return v;
+}
+
+// Planes so large that even one vector's channels would overflow L2 stay planar.
+constexpr int64_t kBlockMaxBytes = 2 << 20;
+constexpr int64_t kBlockMaxRow = 20, kBlockMinChannels = 4;
+constexpr int64_t kBlockMaxPlaneRow = 13, kBlockMinPlaneChannels = 32;   // against the "same" plane path
+bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
+    if (variant != kSepPlane || indices || p.desc.channels < 2) return false;
+    const int forced = channel_blocks_override();
+    if (forced >= 0) return forced == 1;
+    // Measured (AVX-512, 1 thread, 150 random NCX problems of 2-512
+    // channels, 1-D to 3-D, every dtype): rows of up to 20 took 0.06-0.8 of
+    // the one-lane passes' time from 4 channels on (3-D with depth taps
+    // 0.09-0.65); rows of 28-35 0.45-1.28; rows of 56 or more, or 2-3
+    // channels, mostly 1.1-6.  Against the "same" plane path: rows of 7-13
+    // 0.22-0.77 from 32 channels on; rows of 14-20 0.73-1.6, 1.25 at 16
+    // channels.
+    const int64_t C = p.desc.channels, W = p.ax[2].in;
+    if (W > kBlockMaxRow || C < kBlockMinChannels) return false;
+    if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
+    // a block of one vector's channels fits the budget L2 can hold
+    return block_lanes(p) * block_plane_bytes(p) <= kBlockMaxBytes;
+}
+
+// Sets up the blocks' NXC problems; false when a kernel is missing.
+bool plan_channel_blocks(const dp_plan &p, const ExecCtx &c, ChannelBlocks *b) {
+    const AxisPlan *A = p.ax;
+    b->block = channel_block_size(p);
+    b->blocks = (c.C + b->block - 1) / b->block;
+    b->bytes = (int64_t)dp_dtype_size(p.desc.dtype);
+    b->kernel_bytes = 0;
+    b->to_last = select_move_fn(p.isa, b->bytes, true);
+    b->to_planar = select_move_fn(p.isa, b->bytes, false);
+    if (!b->to_last || !b->to_planar) return false;
+    for (int last = 0; last < 2; ++last) {
+        const int64_t cl = last && c.C % b->block ? c.C % b->block : b->block;
+        dp_plan &sp = b->sub_plan[last];
+        sp = p;
+        sp.desc.batch = 1;
+        sp.desc.channels = cl;
+        sp.desc.format = DP_NXC;
+        ExecCtx &s = b->sub[last];
+        s = c;
+        s.N = 1;
+        s.C = cl;
+        const int64_t ss[5] = {0, 1, A[1].in * A[2].in * cl, A[2].in * cl, cl};
+        const int64_t ds[5] = {0, 1, A[1].out * A[2].out * cl, A[2].out * cl, cl};
+        std::memcpy(s.ss, ss, sizeof ss);
+        std::memcpy(s.ds, ds, sizeof ds);
+        s.idx = nullptr;
+        b->variant[last] = choose_variant(sp, s.ss, s.ds, false);
+        b->fn[last] = select_row_fn(p.isa, p.desc.dtype, p.kind, b->variant[last], false);
+        if (!b->fn[last]) return false;
+        const size_t k = align64(kernel_scratch(sp, b->variant[last], false, &s));
+        if (k > b->kernel_bytes) b->kernel_bytes = k;
+    }
+    // + a line of slack past each buffer for vector loads past a row's end
+    b->in_bytes = align64((size_t)(b->block * A[0].in * A[1].in * A[2].in * b->bytes) + 64);
+    const size_t out_bytes = align64((size_t)(b->block * A[0].out * A[1].out * A[2].out * b->bytes) + 64);
+    b->scratch_bytes = b->kernel_bytes + b->in_bytes + out_bytes;
+    return true;
+}
+
+// Tasks [t0, t1) of (n, block) pairs.
+void run_channel_blocks(const ChannelBlocks &b, const ExecCtx &c, int64_t t0, int64_t t1, char *scratch) {
+    const AxisPlan *A = c.ax;
+    const int64_t in_sizes[3] = {A[0].in, A[1].in, A[2].in}, out_sizes[3] = {A[0].out, A[1].out, A[2].out};
+    char *in = scratch + b.kernel_bytes, *out = in + b.in_bytes;
+    for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = t / b.blocks, c0 = (t % b.blocks) * b.block;
+        const int last = c0 + b.block > c.C;
+        ExecCtx s = b.sub[last];
+        s.src = in;
+        s.dst = out;
+        b.to_last((char *)c.src + (n * c.ss[0] + c0 * c.ss[1]) * b.bytes, c.ss[1], c.ss + 2, in_sizes, s.C, in);
+        b.fn[last](&s, 0, variant_rows(b.variant[last], 1, s.C, A[0].out * A[1].out), scratch);
+        b.to_planar((char *)c.dst + (n * c.ds[0] + c0 * c.ds[1]) * b.bytes, c.ds[1], c.ds + 2, out_sizes, s.C, out);
+    }
+}
+
+// The variant's name and, for the separable ones, how their passes run.
+void describe_variant(const dp_plan &p, int v, char *buf, size_t size) {
+    if (v != kSepPlane && v != kSepLanes) {
+        std::snprintf(buf, size, "%s", variant_name(v));
+        return;
+    }
+    const SepLayout g = sep_layout(p, v == kSepLanes ? p.desc.channels : 1, false);
+    // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
+    // +wdouble: the W pass doubles in registers (kernels_doubling.hpp) where the fused W pass runs
+    // +plane: chunks of rows as flat planes (the other passes do not run)
+    const char *w = g.w_doubled ? "+wdouble" : g.h_dbl || g.h_fact ? "+wslide" : "";
+    if (g.plane) std::snprintf(buf, size, "%s+plane", variant_name(v));
+    else std::snprintf(buf, size, "%s%s%s", variant_name(v), w, g.v_dbl ? "+hslide" : "");
+}
+
 // Per-thread scratch, kept between calls (grown on demand, freed at thread exit).
 char *thread_scratch(size_t bytes) {
     struct Buf {
@@ -371,22 +542,34 @@ char *thread_scratch(size_t bytes) {
     return b.p;
 }
 
-// Rows [rows * i / chunks, rows * (i + 1) / chunks) of a call, chunk i of
-// run_chunks: every output is computed by the same code whichever thread
-// takes its chunk, so results do not depend on the thread count.
-struct RowJob {
-    RowFn fn;
-    const ExecCtx *ctx;
-    int64_t rows, chunks;
-    size_t scratch_bytes;
-    std::atomic<int> failed{0};
-};
-void run_row_chunk(void *arg, int64_t i) {
-    RowJob &job = *(RowJob *)arg;
-    const int64_t r0 = job.rows * i / job.chunks, r1 = job.rows * (i + 1) / job.chunks;
-    char *scratch = thread_scratch(job.scratch_bytes);
-    if (!scratch && job.scratch_bytes) job.failed.store(1);
-    else if (r0 < r1) job.fn(job.ctx, r0, r1, scratch);
+// Runs work(r0, r1, scratch) over rows [0, rows), on the calling thread or
+// in chunks over nt threads: chunk i is rows [rows * i / chunks, rows * (i +
+// 1) / chunks), and every output is computed by the same code whichever
+// thread takes its chunk, so results do not depend on the thread count.
+template <typename Work>
+int run_rows(int64_t rows, int64_t nt, size_t scratch_bytes, const Work &work) {
+    if (nt > rows) nt = rows;
+    if (rows <= 0) return DP_OK;
+    if (nt <= 1) {
+        char *scratch = thread_scratch(scratch_bytes);
+        if (!scratch && scratch_bytes) return DP_ENOMEM;
+        work(0, rows, scratch);
+        return DP_OK;
+    }
+    struct Job {
+        const Work *work;
+        int64_t rows, chunks;
+        size_t scratch_bytes;
+        std::atomic<int> failed;
+    } job{&work, rows, nt * kChunksPerThread < rows ? nt * kChunksPerThread : rows, scratch_bytes, {0}};
+    run_chunks(job.chunks, (int)nt - 1, [](void *arg, int64_t i) {
+        Job &j = *(Job *)arg;
+        const int64_t r0 = j.rows * i / j.chunks, r1 = j.rows * (i + 1) / j.chunks;
+        char *scratch = thread_scratch(j.scratch_bytes);
+        if (!scratch && j.scratch_bytes) j.failed.store(1);
+        else if (r0 < r1) (*j.work)(r0, r1, scratch);
+    }, &job);
+    return job.failed.load() ? DP_ENOMEM : DP_OK;
 }
 
 const char *isa_name(int isa) {
@@ -421,6 +604,15 @@ RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool wit
     if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx);
 #endif
     return baseline::select(dtype, kind, variant, with_idx);
+}
+
+MoveFn dnnpool::select_move_fn(int isa, int64_t bytes, bool to_last) {
+#ifdef DNNPOOL_HAVE_X86_VARIANTS
+    if (isa == kAvx512Emulated) return avx512_emulated::select_move(bytes, to_last);
+    if (isa == kAvx512) return avx512::select_move(bytes, to_last);
+    if (isa == kAvx2) return avx2::select_move(bytes, to_last);
+#endif
+    return baseline::select_move(bytes, to_last);
 }
 
 extern "C" {
@@ -475,23 +667,25 @@ void dp_plan_destroy(dp_plan *p) {
 const dp_desc *dp_plan_desc(const dp_plan *p) { return &p->desc; }
 
 const char *dp_plan_kernel_name(const dp_plan *p) {
-    static thread_local char buf[64];
-    int64_t dense[DP_MAX_SPATIAL + 2], ss[5], ds[5];
+    static thread_local char buf[96];
+    int64_t dense[DP_MAX_SPATIAL + 2];
+    ExecCtx c{};
     dense_strides(p->desc, p->desc.src_spatial, dense);
-    to_logical(p->desc, dense, ss);
+    to_logical(p->desc, dense, c.ss);
     dense_strides(p->desc, p->desc.dst_spatial, dense);
-    to_logical(p->desc, dense, ds);
-    const int v = choose_variant(*p, ss, ds, false);
-    if (v == kSepPlane || v == kSepLanes) {
-        const SepLayout g = sep_layout(*p, v == kSepLanes ? p->desc.channels : 1, false);
-        // +wslide / +hslide: that axis's pass slides (doubling or van Herk blocks) instead of visiting every tap
-        // +wdouble: the W pass doubles in registers (kernels_doubling.hpp) where the fused W pass runs
-        // +plane: chunks of rows as flat planes (the other passes do not run)
-        const char *w = g.w_doubled ? "+wdouble" : g.h_dbl || g.h_fact ? "+wslide" : "";
-        if (g.plane) std::snprintf(buf, sizeof buf, "%s:%s+plane", isa_name(p->isa), variant_name(v));
-        else std::snprintf(buf, sizeof buf, "%s:%s%s%s", isa_name(p->isa), variant_name(v), w, g.v_dbl ? "+hslide" : "");
+    to_logical(p->desc, dense, c.ds);
+    c.ax = p->ax;
+    c.N = p->desc.batch;
+    c.C = p->desc.channels;
+    const int v = choose_variant(*p, c.ss, c.ds, false);
+    ChannelBlocks blocks;
+    if (channel_blocks_pay(*p, v, false) && plan_channel_blocks(*p, c, &blocks)) {
+        // channel_blocks/: NCX pooled as channels-last blocks by the kernel named after it
+        const int n = std::snprintf(buf, sizeof buf, "%s:channel_blocks/", isa_name(p->isa));
+        describe_variant(blocks.sub_plan[0], blocks.variant[0], buf + n, sizeof buf - n);
     } else {
-        std::snprintf(buf, sizeof buf, "%s:%s", isa_name(p->isa), variant_name(v));
+        const int n = std::snprintf(buf, sizeof buf, "%s:", isa_name(p->isa));
+        describe_variant(*p, v, buf + n, sizeof buf - n);
     }
     return buf;
 }
@@ -523,47 +717,18 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
     if (!fn) return DP_ETYPE;
     const int64_t plane = p->ax[0].out * p->ax[1].out;
-    const int64_t rows = (variant == kSepPlane ? d.batch * d.channels * plane
-                          : variant == kGlobalPlane ? d.batch * d.channels : d.batch * plane);
-    if (rows == 0 || dp_desc_dst_size(&d) == 0) return DP_OK;
-    size_t scratch_bytes = 0;
-    if (variant == kSepPlane || variant == kSepLanes) {
-        c.sep = sep_layout(*p, variant == kSepLanes ? d.channels : 1, indices != nullptr);
-        scratch_bytes = c.sep.total;
-    } else if (variant == kChannelBlock) {
-        // row offsets and index values of a window's (d, h) rows; a streamed
-        // window's tap offsets and partial results; stride 1: a row's pooled
-        // (d, h) rows (64-byte aligned, a vector of slack)
-        const AxisPlan &AW = p->ax[2];
-        c.taps_max = p->ax[0].k * p->ax[1].k;
-        // flat_row's pooled rows (stride 1: a vector of slack and one to move
-        // them on by), decimated_row's (maxima, stride 2, two or more points to
-        // a vector): 64-byte aligned, slack
-        const bool decimated = p->kind == kMax && !indices && AW.s == 2 &&
-                               2 * d.channels * acc_size(d.dtype) <= isa_vec_bytes(p->isa);
-        const size_t pooled = AW.s == 1  ? (size_t)((AW.out + (AW.k - 1) * AW.d) * d.channels) + 32
-                              : decimated ? (size_t)((2 * AW.out + AW.k + AW.in) * d.channels) + 48
-                                          : 0;
-        // (+ 16: a streamed window's vector of slack, kStreamSlack)
-        scratch_bytes = sizeof(int64_t) * (2 * (size_t)c.taps_max + (size_t)(c.taps_max * AW.k) + (size_t)d.channels + 16 + pooled);
-        if (indices && idx_columns_pay(c.taps_max, AW.k, AW.s, AW.in))   // idx_columns' pooled columns
-            scratch_bytes += (size_t)(AW.in * kIdxColumnBytes) + 128;
-    }
-
+    if (dp_desc_dst_size(&d) == 0) return DP_OK;
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
-    if (nt > rows) nt = rows;
-    if (nt < 1) nt = 1;
-    if (nt == 1) {
-        char *scratch = thread_scratch(scratch_bytes);
-        if (!scratch && scratch_bytes) return DP_ENOMEM;
-        fn(&c, 0, rows, scratch);
-        return DP_OK;
+    ChannelBlocks blocks;
+    if (channel_blocks_pay(*p, variant, indices != nullptr) && plan_channel_blocks(*p, c, &blocks)) {
+        return run_rows(d.batch * blocks.blocks, nt, blocks.scratch_bytes, [&](int64_t t0, int64_t t1, char *scratch) {
+            run_channel_blocks(blocks, c, t0, t1, scratch);
+        });
     }
-    RowJob job{fn, &c, rows, nt * kChunksPerThread < rows ? nt * kChunksPerThread : rows, scratch_bytes};
-    run_chunks(job.chunks, (int)nt - 1, run_row_chunk, &job);
-    if (job.failed.load()) return DP_ENOMEM;
-    return DP_OK;
+    const size_t scratch_bytes = kernel_scratch(*p, variant, indices != nullptr, &c);
+    return run_rows(variant_rows(variant, d.batch, d.channels, plane), nt, scratch_bytes,
+                     [&](int64_t r0, int64_t r1, char *scratch) { fn(&c, r0, r1, scratch); });
 }
 
 }  // extern "C"

@@ -104,6 +104,13 @@ enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Emulated = 3 };
 // Selected at planning; null when the combination does not exist.
 RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx);
 
+// Moves a block of `channels` planes (planar: channel stride cs, (depth,
+// height, width) strides and sizes) to a dense channels-last block or back
+// (kernels_transpose.hpp); by element size.
+typedef void (*MoveFn)(void *planar, int64_t cs, const int64_t *strides, const int64_t *sizes, int64_t channels,
+                       void *last);
+MoveFn select_move_fn(int isa, int64_t bytes, bool to_last);
+
 // Passes of a window reduction of k taps by doubling (sparse-table style):
 // max overlaps two power-of-two windows, sums add one piece per set bit.
 static inline int64_t doubling_passes(int64_t k, bool is_max) {

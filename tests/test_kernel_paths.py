@@ -211,6 +211,17 @@ def assert_matches_reference(got, want, kind, dtype, x):
                                    + (np.abs(want).max() * 8e-3 if dtype in ("f16", "bf16") else 0))
 
 
+def assert_quantized_matches_reference(got, x, full):
+    """Quantized averages: the reference's values, off by one at most, and only where
+    the unrounded average sits within 1e-4 of a tie (f32 requantisation may land a
+    near-tie on the other side)."""
+    diff = got.astype(np.int32) - reference.pool(x, full).astype(np.int32)
+    exact = reference.unrounded_average(x, full)
+    near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
+    assert np.abs(diff).max(initial=0) <= 1
+    assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+
+
 def check_case(kind, shape, attrs, layout, dtype, seed=0):
     x = make_input(kind, shape, dtype, seed)
     if layout == "NXC":
@@ -577,11 +588,7 @@ def test_nxc_k3_s2_quantized_averages_slide_over_columns(shape, attrs, exclude_p
     pick = [c for c in (0, 31, 32, 63, 64, 100, 127, 128, 191, 192, 199) if c < x.shape[-1]]
     small = x[..., pick]   # the exact oracle is slow: channels of each block
     full = dict(attrs, kind="AvgPool", data_format="NXC", **q)
-    diff = got[..., pick].astype(np.int32) - reference.pool(small, full).astype(np.int32)
-    exact = reference.unrounded_average(small, full)
-    near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
-    assert np.abs(diff).max() <= 1
-    assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+    assert_quantized_matches_reference(got[..., pick], small, full)
 
 
 # NXC rows of fewer channels than a register block (under 64 f32 on AVX-512;
@@ -662,10 +669,7 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     full = dict(attrs, kind=kind, data_format="NXC", **q)
     if q:
-        diff = got.astype(np.int32) - reference.pool(x, full).astype(np.int32)
-        exact = reference.unrounded_average(x, full)
-        near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
-        assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+        assert_quantized_matches_reference(got, x, full)
         return
     want, _ = reference.padded_formulation(x, full)
     assert_matches_reference(got, want, kind, dtype, x)
@@ -1240,14 +1244,7 @@ def test_quantized_paths_match_reference(dtype, layout):
         got = dp.avg_pool(x, data_format=layout, **attrs, **q)
         pick = [0, 1, 63, 64, 127, 128, 159, 160, 167]   # the exact oracle is slow: a few channels of each block
         small = x[:, pick] if layout == "NCX" else x[..., pick]
-        want = reference.pool(small, full)
-        got_small = got[:, pick] if layout == "NCX" else got[..., pick]
-        # f32 requantisation may land a near-tie on the other side, and only there
-        diff = got_small.astype(np.int32) - want.astype(np.int32)
-        exact = reference.unrounded_average(small, full)
-        near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
-        assert np.abs(diff).max() <= 1
-        assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+        assert_quantized_matches_reference(got[:, pick] if layout == "NCX" else got[..., pick], small, full)
 
 
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
@@ -1274,12 +1271,7 @@ def test_quantized_averages_over_flat_planes(shape, attrs, exclude_pad, dtype):
     for threads in (2, 3):
         np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(dense))
     full = dict(attrs, kind="AvgPool", data_format="NCX", **q)
-    small = dense[:, :2]   # the exact oracle is slow
-    diff = got[:, :2].astype(np.int32) - reference.pool(small, full).astype(np.int32)
-    exact = reference.unrounded_average(small, full)
-    near_tie = np.abs(exact - np.floor(exact) - 0.5) < 1e-4 * np.maximum(1.0, np.abs(exact))
-    assert np.abs(diff).max() <= 1
-    assert not np.any((diff != 0) & ~near_tie), exact[(diff != 0) & ~near_tie]
+    assert_quantized_matches_reference(got[:, :2], dense[:, :2], full)   # (the exact oracle is slow)
 
 
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
@@ -1306,7 +1298,8 @@ def test_every_isa_variant_passes(isa):
         pytest.skip(f"this CPU has no AVX2: the {isa} variant cannot run here")
     here = os.path.dirname(os.path.abspath(__file__))
     args = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", here,
-            "-k", "not test_every_isa_variant_passes",   # not itself, recursively
+            # not itself, recursively, nor the forced channel-block runs (the native ISA's)
+            "-k", "not test_every_isa_variant_passes and not channel_blocks_forced",
             os.path.join(here, "test_kernel_paths.py"), os.path.join(here, "test_properties.py"),
             os.path.join(here, "test_conformance.py"), os.path.join(here, "test_threads.py")]
     run = run_python(args, timeout=900, DNNPOOL_ISA=isa, DNNPOOL_HYPOTHESIS_EXAMPLES="60")
@@ -1374,3 +1367,96 @@ def test_8bit_maxpool_indices_over_small_strided_ncx_windows(dtype, k, s, p, sha
     want, want_idx = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(idx, want_idx)
+
+
+# NCX planes of short rows (up to 20 positions) from 4 channels on go to the
+# channel kernels a block of channels at a time, moved channels-last and back
+# in tiles (16-bit values in pairs of positions, 8-bit ones widened, then
+# single tiles) with scalar tails.  Partial blocks of channels, planes that
+# are not a whole number of tiles (49 positions: a pair tile, a tile and one
+# left), 1-D to 3-D, dilated and ceil-rounded windows.
+CHANNEL_BLOCK_CASES = [
+    ((2, 40, 7, 7), dict(kernel=[3, 3])),
+    ((1, 20, 5, 9, 14), dict(kernel=[3, 3, 3], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((3, 33, 19), dict(kernel=[4], strides=[2], pads_begin=[1], pads_end=[2], rounding_type="ceil")),
+    ((2, 5, 13, 11), dict(kernel=[2, 3], strides=[2, 1])),
+    ((1, 70, 11, 17), dict(kernel=[3, 2], dilations=[2, 3], pads_begin=[2, 1], pads_end=[2, 2])),
+]
+CHANNEL_BLOCK_KINDS = [("MaxPool", "f32"), ("MaxPool", "f64"), ("MaxPool", "f16"), ("MaxPool", "bf16"),
+                       ("MaxPool", "u8"), ("MaxPool", "s8"), ("AvgPool", "f32"), ("AvgPool", "f64"),
+                       ("AvgPool", "f16"), ("AvgPool", "bf16"), ("AvgPool", "u8"), ("AvgPool", "s8")]
+
+
+@pytest.mark.parametrize("kind,dtype", CHANNEL_BLOCK_KINDS)
+@pytest.mark.parametrize("shape,attrs", CHANNEL_BLOCK_CASES, ids=[str(c[0]) for c in CHANNEL_BLOCK_CASES])
+def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
+    """The reference's values (maxima exactly, NaN and infinities included;
+    quantized averages but for ties), the same bits at 1 and 3 threads, from
+    a src view whose channels and columns are not dense and into a dst view
+    that skips every other channel (both moved by the scalar paths)."""
+    quantized = dtype in ("u8", "s8")
+    x = _integers(shape, dtype, 41) if quantized else make_input(kind, shape, dtype, 41)
+    q = dict(src_scale=0.05, src_zero_point=7, dst_scale=0.04, dst_zero_point=3) \
+        if quantized and kind == "AvgPool" else {}
+    attrs = dict(attrs, exclude_pad=shape[1] % 2 == 0) if kind == "AvgPool" else attrs
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs, **q)
+    prims = {t: dp.Pooling(pd, num_threads=t) for t in (1, 3)}
+    assert ":channel_blocks/" in prims[1].kernel_name, prims[1].kernel_name
+    got = prims[1].execute(x)
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    np.testing.assert_array_equal(bits(prims[3].execute(x)), bits(got))
+    wide = np.zeros((shape[0], 2 * shape[1], *shape[2:-1], 2 * shape[-1]), x.dtype)
+    view = wide[:, ::2, ..., ::2]
+    view[...] = x
+    dst_wide = np.zeros((got.shape[0], 2 * got.shape[1], *got.shape[2:]), x.dtype)
+    prims[1].execute(view, dst=dst_wide[:, 1::2])
+    np.testing.assert_array_equal(bits(dst_wide[:, 1::2]), bits(got))
+    assert not dst_wide[:, ::2].any()
+    full = dict(attrs, kind=kind, data_format="NCX", **q)
+    if q:
+        assert_quantized_matches_reference(got, x, full)
+        return
+    if quantized:
+        np.testing.assert_array_equal(got, reference.pool(x, full))
+        return
+    want, _ = reference.padded_formulation(x, full)
+    assert_matches_reference(got, want, kind, dtype, x)
+
+
+@pytest.mark.parametrize("shape,kernel,expect_blocks", [
+    ((1, 512, 7, 7), [3, 3], True),        # late-stage planes: rows of 7
+    ((1, 4, 14, 14), [2, 2], True),        # the fewest channels taken
+    ((1, 3, 14, 14), [2, 2], False),       # fewer: one plane at a time
+    ((1, 16, 14, 14), [3, 3], False),      # "same" windows over few channels keep the plane path
+    ((1, 64, 56, 56), [3, 3], False),      # rows long enough for the one-lane passes
+])
+def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, expect_blocks):
+    pads = [k // 2 for k in kernel] if shape[1] == 16 else [0, 0]
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, "f32", data_format="NCX", kernel=kernel,
+                                     pads_begin=pads, pads_end=pads))
+    assert (":channel_blocks/" in prim.kernel_name) == expect_blocks, prim.kernel_name
+    # never with indices: those keep the planar path's index order
+    x = make_input("MaxPool", shape, "f32", 3)
+    got, idx = prim.execute(x, with_indices=True)
+    want, want_idx = reference.padded_formulation(x, dict(kind="MaxPool", kernel=kernel, pads_begin=pads,
+                                                          pads_end=pads, data_format="NCX"))
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(got, prim.execute(x))
+
+
+@pytest.mark.parametrize("mode", ["0", "1"])
+def test_property_and_conformance_suites_with_channel_blocks_forced(mode):
+    """DNNPOOL_CHANNEL_BLOCKS=1 sends every NCX problem of 2 channels or more
+    (no indices) through the channel blocks, =0 none: the random
+    configurations and the conformance cases pass either way, so each path
+    stays tested beyond the shapes the rule gives it."""
+    names = run_python(["-c", "import dnnpool as dp; print(*(dp.Pooling(dp.PoolingDesc("
+                        "'AvgPool', s, 'f32', data_format='NCX', kernel=[2, 2])).kernel_name "
+                        "for s in ((1, 8, 64, 64), (1, 8, 7, 7))))"], DNNPOOL_CHANNEL_BLOCKS=mode)
+    assert [":channel_blocks/" in name for name in names.stdout.split()] == [mode == "1"] * 2, names
+    here = os.path.dirname(os.path.abspath(__file__))
+    args = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", here,
+            os.path.join(here, "test_properties.py"), os.path.join(here, "test_conformance.py")]
+    run = run_python(args, timeout=900, DNNPOOL_CHANNEL_BLOCKS=mode, DNNPOOL_HYPOTHESIS_EXAMPLES="150")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout

@@ -1,0 +1,162 @@
+// Channel planes moved to channels-last order and back: NCX tensors whose
+// planes the one-lane separable passes handle badly are pooled a block of
+// channels at a time by the NXC kernels (plan.cpp, channel_blocks_pay).
+// The moves copy bits, so one instance per element size serves every dtype.
+// Tiles of L channels by L positions turn over in registers, a vector of L
+// lanes per channel or position (8-bit values widened to 32-bit lanes;
+// 16-bit ones first in tiles of twice the positions, a pair per lane).
+
+// Lanes of a tile's vectors: 32-bit for elements of up to 4 bytes.
+template <typename E> using TileLane = typename std::conditional<sizeof(E) == 8, uint64_t, uint32_t>::type;
+
+// One stage of an L x L transpose: rows a and b (S apart) swap their
+// off-diagonal S x S blocks.  After the stages S = L/2, .., 1 every row i
+// holds column i.
+template <typename VW, int L, int S, int... J>
+static inline void swap_blocks(VW &a, VW &b, std::integer_sequence<int, J...>) {
+    const VW na = __builtin_shufflevector(a, b, ((J % (2 * S)) < S ? J : L + J - S)...);
+    const VW nb = __builtin_shufflevector(a, b, ((J % (2 * S)) < S ? J + S : L + J)...);
+    a = na;
+    b = nb;
+}
+template <typename VW, int L, int S = L / 2>
+static inline void transpose_tile(VW *r) {
+    for (int i = 0; i < L; ++i)
+        if (!(i & S)) swap_blocks<VW, L, S>(r[i], r[i + S], std::make_integer_sequence<int, L>());
+    if constexpr (S > 1) transpose_tile<VW, L, S / 2>(r);
+}
+
+// Lanes 0, 2, 4, .. then 1, 3, 5, .. of a vector of n = sizeof...(J) lanes,
+// and the inverse: two half vectors interleaved.
+template <typename V, int... J>
+static inline V split_pairs(V v, std::integer_sequence<int, J...>) {
+    constexpr int n = sizeof...(J);
+    return __builtin_shufflevector(v, v, (J < n / 2 ? 2 * J : 2 * (J - n / 2) + 1)...);
+}
+template <typename H, int... J>
+static inline auto interleave_halves(H even, H odd, std::integer_sequence<int, J...>) {
+    constexpr int half = sizeof...(J) / 2;
+    return __builtin_shufflevector(even, odd, (J % 2 ? half + J / 2 : J / 2)...);
+}
+
+// Base pointers a tile addresses its L rows from: hidden from the
+// optimiser, which would otherwise keep L row pointers across the tile loop
+// and spill the registers the tile needs.
+template <typename P>
+static inline void tile_base(P *&a, P *&b) { __asm__("" : "+r"(a), "+r"(b)); }
+
+// A tile of L channels by L positions.  planar + c * cs is channel c's run,
+// last + w * channels position w's channels.
+template <typename E, bool ToLast>
+static inline void move_tile(E *planar, int64_t cs, E *last, int64_t channels) {
+    typedef TileLane<E> W;
+    constexpr int L = (int)(kVecBytes / sizeof(W));
+    typedef E VE __attribute__((vector_size(L * sizeof(E))));
+    typedef W VW __attribute__((vector_size(L * sizeof(W))));
+    tile_base(planar, last);
+    E *from = ToLast ? planar : last, *to = ToLast ? last : planar;
+    const int64_t from_step = ToLast ? cs : channels, to_step = ToLast ? channels : cs;
+    VW r[L];
+    for (int i = 0; i < L; ++i) {
+        VE v;
+        __builtin_memcpy(&v, from + i * from_step, sizeof v);
+        r[i] = __builtin_convertvector(v, VW);
+    }
+    transpose_tile<VW, L>(r);
+    for (int i = 0; i < L; ++i) {
+        const VE v = __builtin_convertvector(r[i], VE);
+        __builtin_memcpy(to + i * to_step, &v, sizeof v);
+    }
+}
+
+// 16-bit values without widening: a tile of L channels by 2L positions,
+// each 32-bit lane a channel's pair of positions.  After the transpose, row j
+// holds every channel's pair j, which one permute splits into position 2j's
+// channels and position 2j + 1's.
+template <bool ToLast>
+static inline void move_pair_tile(uint16_t *planar, int64_t cs, uint16_t *last, int64_t channels) {
+    constexpr int L = (int)(kVecBytes / 4);
+    typedef uint32_t VW __attribute__((vector_size(L * 4)));
+    typedef uint16_t VP __attribute__((vector_size(L * 4)));      // 2L values: a pair row
+    typedef uint16_t VH __attribute__((vector_size(L * 2)));      // L values: one position's channels
+    tile_base(planar, last);
+    VW r[L];
+    if (ToLast) {
+        for (int i = 0; i < L; ++i) __builtin_memcpy(&r[i], planar + i * cs, sizeof r[i]);
+    } else {
+        for (int j = 0; j < L; ++j) {
+            VH even, odd;
+            __builtin_memcpy(&even, last + 2 * j * channels, sizeof even);
+            __builtin_memcpy(&odd, last + (2 * j + 1) * channels, sizeof odd);
+            r[j] = (VW)interleave_halves(even, odd, std::make_integer_sequence<int, 2 * L>());
+        }
+    }
+    transpose_tile<VW, L>(r);
+    if (ToLast) {
+        for (int j = 0; j < L; ++j) {
+            const VP split = split_pairs((VP)r[j], std::make_integer_sequence<int, 2 * L>());
+            __builtin_memcpy(last + 2 * j * channels, &split, sizeof(VH));
+            __builtin_memcpy(last + (2 * j + 1) * channels, (const char *)&split + sizeof(VH), sizeof(VH));
+        }
+    } else {
+        for (int i = 0; i < L; ++i) __builtin_memcpy(planar + i * cs, &r[i], sizeof r[i]);
+    }
+}
+
+// `count` positions of `channels` planes: planar channel c's value at
+// position w is planar[c * cs + w * ws], channels-last position w's channel
+// c is last[w * channels + c].  ToLast moves planar -> last, else back.
+template <typename E, bool ToLast>
+static void move_run(E *planar, int64_t cs, int64_t ws, int64_t count, int64_t channels, E *last) {
+    constexpr int L = (int)(kVecBytes / sizeof(TileLane<E>));
+    int64_t c0 = 0;
+    if (ws == 1) {
+        for (; c0 + L <= channels; c0 += L) {
+            int64_t w0 = 0;
+            if constexpr (sizeof(E) == 2)
+                for (; w0 + 2 * L <= count; w0 += 2 * L)
+                    move_pair_tile<ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
+            for (; w0 + L <= count; w0 += L)
+                move_tile<E, ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
+            for (int64_t c = c0; c < c0 + L; ++c)   // the positions past the last whole tile
+                for (int64_t w = w0; w < count; ++w) {
+                    if (ToLast) last[w * channels + c] = planar[c * cs + w];
+                    else planar[c * cs + w] = last[w * channels + c];
+                }
+        }
+    }
+    for (int64_t c = c0; c < channels; ++c)   // channels past the last whole tile, or strided positions
+        for (int64_t w = 0; w < count; ++w) {
+            if (ToLast) last[w * channels + c] = planar[c * cs + w * ws];
+            else planar[c * cs + w * ws] = last[w * channels + c];
+        }
+}
+
+// A block of `channels` planes; sizes and strides are the planar tensor's
+// (depth, height, width), the channels-last block is dense.  Dense planes
+// move as one run of positions, so short rows still fill whole tiles.
+template <typename E, bool ToLast>
+static void move_block(void *planar, int64_t cs, const int64_t *strides, const int64_t *sizes, int64_t channels,
+                       void *last) {
+    E *p = (E *)planar, *q = (E *)last;
+    const int64_t hw = sizes[1] * sizes[2];
+    if (strides[2] == 1 && (sizes[1] == 1 || strides[1] == sizes[2]) && (sizes[0] == 1 || strides[0] == hw)) {
+        move_run<E, ToLast>(p, cs, 1, sizes[0] * hw, channels, q);
+        return;
+    }
+    for (int64_t d = 0; d < sizes[0]; ++d)
+        for (int64_t h = 0; h < sizes[1]; ++h)
+            move_run<E, ToLast>(p + d * strides[0] + h * strides[1], cs, strides[2], sizes[2], channels,
+                                q + (d * sizes[1] + h) * sizes[2] * channels);
+}
+
+template <bool ToLast>
+static MoveFn pick_move(int64_t bytes) {
+    switch (bytes) {
+    case 1: return move_block<uint8_t, ToLast>;
+    case 2: return move_block<uint16_t, ToLast>;
+    case 4: return move_block<uint32_t, ToLast>;
+    case 8: return move_block<uint64_t, ToLast>;
+    }
+    return nullptr;
+}
