@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+import dnnpool as dp
 from dnnpool.bench import format_table, run_benchmark, to_json
 from dnnpool.bench import peers, runner, shapes
 
@@ -326,3 +327,42 @@ def test_shape_set_holds_the_issue_targets():
     variant = shapes.Variant(resnet, "NXC", "bf16", 2)
     assert variant.src_shape == (1, 112, 112, 64) and variant.dst_shape == (1, 56, 56, 64)
     assert variant.bytes_moved == (64 * 112 * 112 + 64 * 56 * 56) * 2
+
+
+def test_random_cases_are_seeded_valid_and_bounded():
+    cases = shapes.random_cases(60, seed=5)
+    assert cases == shapes.random_cases(60, seed=5)
+    assert cases != shapes.random_cases(60, seed=6)
+    assert [c.name for c in cases[:2]] == ["random-5-0", "random-5-1"]
+    assert {len(c.src) - 2 for c in cases} == {1, 2, 3}
+    assert {c.kind for c in cases} == {"MaxPool", "AvgPool"}
+    assert len({c.src[1] for c in cases}) > 5
+    for case in cases:
+        assert math.prod(case.src) * 4 <= shapes.RANDOM_MAX_BYTES
+        assert min(case.dst_spatial) >= 1
+        assert case.attributes in case.description
+        # every problem is one the descriptor accepts, with the output size the case computes
+        attrs = dict(kernel=list(case.kernel), strides=list(case.strides),
+                     pads_begin=list(case.pads_begin), pads_end=list(case.pads_end),
+                     dilations=list(case.dilation))
+        if case.kind == "AvgPool":
+            attrs["exclude_pad"] = case.exclude_pad
+        desc = dp.PoolingDesc(case.kind, case.src, "f32", data_format="NCX", **attrs)
+        assert tuple(desc.dst_shape[2:]) == case.dst_spatial
+
+
+def test_cli_times_random_problems(capsys):
+    from dnnpool.cli import main
+    status = main(["bench", "--random", "2", "--seed", "3", "--layout", "NCX", "--dtype", "f32",
+                   "--threads", "1", "--repeat", "1", "--quick", "--no-progress", "--json"])
+    assert status == 0
+    parsed = json.loads(capsys.readouterr().out)
+    expect = shapes.random_cases(2, 3)
+    assert [r["case"] for r in parsed["results"]] == [c.name for c in expect]
+    assert [r["description"] for r in parsed["results"]] == [c.description for c in expect]
+    assert main(["bench", "--random", "3", "--seed", "3", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(c.name in listed and c.description in listed for c in shapes.random_cases(3, 3))
+    with pytest.raises(SystemExit):
+        main(["bench", "--random", "0"])
+    assert "positive" in capsys.readouterr().err

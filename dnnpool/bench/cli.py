@@ -23,6 +23,16 @@ def _thread_counts(text):
     return counts
 
 
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive whole number")
+    return value
+
+
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "bench", help="time dnnpool against oneDNN, ONNX Runtime, PyTorch, OpenVINO",
@@ -32,6 +42,11 @@ def add_parser(subparsers):
                         help="only cases whose name contains SUBSTRING (repeatable)")
     parser.add_argument("--targets", action="store_true",
                         help="only the cases of the performance issue's target table")
+    parser.add_argument("--random", type=_positive, metavar="N",
+                        help="time N random problems (1-D to 3-D, 1-512 channels, every window "
+                             "attribute) instead of the shape set: the shapes no table lists")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the random problems' seed (default 0): the same seed, the same problems")
     parser.add_argument("--layout", type=_csv(shapes.LAYOUTS), help="NCX, NXC or both")
     parser.add_argument("--dtype", type=_csv(("f32", "bf16", "f16", "u8")),
                         help="comma-separated dtypes (default: every dtype of each case)")
@@ -63,8 +78,8 @@ def add_parser(subparsers):
     return parser
 
 
-def _list_cases():
-    for case in shapes.CASES:
+def _list_cases(case_set):
+    for case in case_set:
         marker = "*" if case.target else " "
         shape = "x".join(map(str, case.src))
         print(f"{marker} {case.name:<22} {case.kind:<7} {shape:<16} {case.attributes:<30} "
@@ -74,7 +89,7 @@ def _list_cases():
 
 def main(args):
     if args.list:
-        _list_cases()
+        _list_cases(shapes.random_cases(args.random, args.seed) if args.random else shapes.CASES)
         return 0
     from .report import format_markdown, format_table, to_json
     try:
@@ -93,7 +108,7 @@ def _measure(args):
                          threads=args.threads, repeat=args.repeat, quick=args.quick,
                          peers_only=args.peers, targets_only=args.targets,
                          progress=not args.no_progress, gap_seconds=args.gap,
-                         isolate=args.isolate)
+                         isolate=args.isolate, random=args.random, seed=args.seed)
 
 
 def _load(path):

@@ -221,7 +221,7 @@ def run_variant(variant, engine_names, settings, copy_gbps, workers=None):
 
 def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=None, quick=False,
                   peers_only=None, targets_only=False, progress=True, gap_seconds=None,
-                  isolate=None):
+                  isolate=None, random=None, seed=0):
     """Run the benchmark and return its JSON-ready result (see docs/benchmark.md).
 
     cases: name substrings (a string or a list; any may match); layouts: "NCX"/"NXC";
@@ -230,7 +230,8 @@ def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=No
     compare with (default every installed one); quick: fewer, shorter samples; repeat: exact
     number of samples per engine (default: up to 15 within a time budget per variant);
     isolate: "auto" (default: variants of more than one thread run each engine in a worker
-    process of its own), "always" or "never".
+    process of its own), "always" or "never"; random: time that many random problems
+    (shapes.random_cases, from `seed`) instead of the embedded shape set.
     """
     settings = dict(QUICK if quick else DEFAULTS)
     if repeat is not None:
@@ -247,7 +248,8 @@ def run_benchmark(cases=None, layouts=None, dtypes=None, threads=None, repeat=No
     if quick and not dtypes:
         dtypes = ["f32", "u8"]
     threads = sorted(set(threads or (1, available_cpus())))
-    variants = shapes.select_variants(cases, layouts, dtypes, threads, targets_only)
+    case_set = shapes.random_cases(int(random), seed) if random else shapes.CASES
+    variants = shapes.select_variants(cases, layouts, dtypes, threads, targets_only, case_set)
     if not variants:
         raise ValueError(f"no benchmark case matches cases={cases} layouts={layouts} "
                          f"dtypes={dtypes}")

@@ -125,6 +125,14 @@ CASES = (
        description="k3 s2 p1 straight on an RGB image (3 channels)"),
     _c("tiny-maxpool", "MaxPool", (1, 1, 4, 4), (2, 2), (2, 2),
        description="1x1x4x4 k2 s2: per-call overhead"),
+    # Late-stage planes: rows too short to vectorise along (NCX pools them a
+    # block of channels at a time, channels-last).
+    _c("yolo-spp-maxpool", "MaxPool", (1, 512, 13, 13), (13, 13), (1, 1), (6, 6),
+       description="YOLOv3-SPP max pool k13 s1 p6 over 13x13 planes"),
+    _c("googlenet-maxpool-14x14", "MaxPool", (1, 832, 14, 14), (3, 3), (2, 2), (1, 1),
+       description="GoogLeNet pool4 k3 s2 p1 over 14x14 planes"),
+    _c("c3d-maxpool", "MaxPool", (1, 256, 8, 14, 14), (2, 2, 2), (2, 2, 2),
+       description="C3D pool4 k2 s2 over 8x14x14 volumes"),
     # MaxPool that also returns where its maxima are (ONNX Indices, PyTorch return_indices),
     # as encoder-decoder nets do for max unpooling.
     _c("segnet-maxpool-indices", "MaxPool", (1, 64, 224, 224), (2, 2), (2, 2), dtypes=("f32",),
@@ -134,6 +142,50 @@ CASES = (
     _c("k9-maxpool-indices", "MaxPool", (1, 128, 64, 64), (9, 9), (1, 1), (4, 4), dtypes=("f32",),
        indices=True, description="k9 s1 p4 max pool with indices"),
 )
+
+
+# Random problems (``dnnpool bench --random``): the shapes no table lists, where a library's
+# less travelled paths show.  Choices lean to what networks use, up to RANDOM_MAX_BYTES of f32 src.
+RANDOM_MAX_BYTES = 8 << 20
+_RANDOM_CHANNELS = (1, 3, 4, 7, 8, 16, 17, 24, 32, 48, 64, 96, 128, 256, 512)
+_RANDOM_ROWS = {1: (7, 31, 100, 256, 1000, 4096), 2: (5, 7, 13, 14, 17, 28, 35, 56, 57, 112, 224),
+                3: (7, 14, 28, 56)}
+
+
+def random_cases(count, seed=0):
+    """`count` random pooling problems, the same for the same seed: 1-D to 3-D, 1 to 512
+    channels, square or not, windows of 1-7 taps per axis, strides 1-3, padding, sometimes
+    dilation or exclude-pad; named random-<seed>-<i>, their attributes in the description."""
+    import random
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < count:
+        ndims = rng.choice((1, 2, 2, 2, 3))
+        rows = rng.choice(_RANDOM_ROWS[ndims])
+        spatial = {1: (rows,), 2: (rows, rows if rng.random() < 0.7 else rng.choice(_RANDOM_ROWS[2])),
+                   3: (rng.choice((4, 8, 16)), rows, rng.choice(_RANDOM_ROWS[3]))}[ndims]
+        src = (rng.choice((1, 1, 1, 2, 4)), rng.choice(_RANDOM_CHANNELS), *spatial)
+        kernel = [rng.choice((1, 2, 2, 3, 3, 3, 4, 5, 7))] * ndims
+        if rng.random() < 0.4:
+            kernel = [rng.choice((1, 2, 3, 4, 5, 7)) for _ in spatial]
+        strides = [rng.choice((1, 1, 2, 2, 3))] * ndims
+        if rng.random() < 0.4:
+            strides = [rng.choice((1, 2, 3)) for _ in spatial]
+        dilations = tuple(rng.choice((1, 2, 3)) for _ in spatial) if rng.random() < 0.1 else None
+        pads = [rng.randint(0, (k - 1) // 2) if rng.random() < 0.6 else 0 for k in kernel]
+        extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations or (1,) * ndims)]
+        if any(e > n + 2 * p for e, n, p in zip(extent, spatial, pads)):
+            continue
+        if math.prod(src) * 4 > RANDOM_MAX_BYTES:
+            continue
+        kind = rng.choice(("MaxPool", "AvgPool"))
+        exclude_pad = kind == "AvgPool" and any(pads) and rng.random() < 0.5
+        name = f"random-{seed}-{len(cases)}"
+        case = _c(name, kind, src, kernel, strides, pads if any(pads) else None, dilations=dilations,
+                  exclude_pad=exclude_pad, dtypes=FLOAT_DTYPES + (("u8",) if kind == "MaxPool" else ()))
+        cases.append(dataclasses.replace(case, description=f"{kind} {'x'.join(map(str, src))} "
+                                                           f"{case.attributes}"))
+    return tuple(cases)
 
 
 def numpy_dtype(name):
@@ -186,10 +238,12 @@ class Variant:
         return np.ascontiguousarray(data)
 
 
-def select_variants(cases=None, layouts=None, dtypes=None, threads=(1,), targets_only=False):
-    """Expand the shape set into variants; ``cases`` are name substrings (any may match)."""
+def select_variants(cases=None, layouts=None, dtypes=None, threads=(1,), targets_only=False,
+                    case_set=CASES):
+    """Expand a case set (the embedded one by default) into variants; ``cases`` are name
+    substrings (any may match)."""
     chosen = []
-    for case in CASES:
+    for case in case_set:
         if targets_only and not case.target:
             continue
         if cases and not any(pattern in case.name for pattern in cases):
