@@ -1369,7 +1369,8 @@ def test_8bit_maxpool_indices_over_small_strided_ncx_windows(dtype, k, s, p, sha
     np.testing.assert_array_equal(idx, want_idx)
 
 
-# NCX planes of short rows (up to 20 positions) from 4 channels on go to the
+# NCX planes of short rows (up to 20 positions) from 4 channels on, and of rows
+# up to 56 under stride-1 windows with depth taps from 16 channels on, go to the
 # channel kernels a block of channels at a time, moved channels-last and back
 # in tiles (16-bit values in pairs of positions, 8-bit ones widened, then
 # single tiles) with scalar tails.  Partial blocks of channels, planes that
@@ -1381,6 +1382,7 @@ CHANNEL_BLOCK_CASES = [
     ((3, 33, 19), dict(kernel=[4], strides=[2], pads_begin=[1], pads_end=[2], rounding_type="ceil")),
     ((2, 5, 13, 11), dict(kernel=[2, 3], strides=[2, 1])),
     ((1, 70, 11, 17), dict(kernel=[3, 2], dilations=[2, 3], pads_begin=[2, 1], pads_end=[2, 2])),
+    ((1, 18, 4, 6, 33), dict(kernel=[2, 3, 3], pads_begin=[0, 1, 1], pads_end=[1, 1, 1])),   # depth taps, rows of 33
 ]
 CHANNEL_BLOCK_KINDS = [("MaxPool", "f32"), ("MaxPool", "f64"), ("MaxPool", "f16"), ("MaxPool", "bf16"),
                        ("MaxPool", "u8"), ("MaxPool", "s8"), ("AvgPool", "f32"), ("AvgPool", "f64"),
@@ -1423,25 +1425,27 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     assert_matches_reference(got, want, kind, dtype, x)
 
 
-@pytest.mark.parametrize("shape,kernel,expect_blocks", [
-    ((1, 512, 7, 7), [3, 3], True),        # late-stage planes: rows of 7
-    ((1, 4, 14, 14), [2, 2], True),        # the fewest channels taken
-    ((1, 3, 14, 14), [2, 2], False),       # fewer: one plane at a time
-    ((1, 16, 14, 14), [3, 3], False),      # "same" windows over few channels keep the plane path
-    ((1, 64, 56, 56), [3, 3], False),      # rows long enough for the one-lane passes
+@pytest.mark.parametrize("shape,kernel,strides,pads,expect_blocks", [
+    ((1, 512, 7, 7), [3, 3], [1, 1], [0, 0], True),            # late-stage planes: rows of 7
+    ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], True),            # the fewest channels taken
+    ((1, 3, 14, 14), [2, 2], [2, 2], [0, 0], False),           # fewer: one plane at a time
+    ((1, 16, 14, 14), [3, 3], [1, 1], [1, 1], False),          # "same" windows over few channels keep the plane path
+    ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], False),          # rows long enough for the one-lane passes
+    ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], True),    # stride-1 depth taps, rows up to 56
+    ((1, 8, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], False),    # ... from 16 channels on
+    ((1, 32, 4, 14, 40), [3, 3, 3], [2, 2, 2], [1, 0, 1], False),   # strided: rows up to 20 only
 ])
-def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, expect_blocks):
-    pads = [k // 2 for k in kernel] if shape[1] == 16 else [0, 0]
-    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, "f32", data_format="NCX", kernel=kernel,
-                                     pads_begin=pads, pads_end=pads))
+def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, expect_blocks):
+    attrs = dict(kernel=kernel, strides=strides, pads_begin=pads, pads_end=pads)
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, "f32", data_format="NCX", **attrs))
     assert (":channel_blocks/" in prim.kernel_name) == expect_blocks, prim.kernel_name
     # never with indices: those keep the planar path's index order
     x = make_input("MaxPool", shape, "f32", 3)
     got, idx = prim.execute(x, with_indices=True)
-    want, want_idx = reference.padded_formulation(x, dict(kind="MaxPool", kernel=kernel, pads_begin=pads,
-                                                          pads_end=pads, data_format="NCX"))
+    want, want_idx = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
     np.testing.assert_array_equal(idx, want_idx)
     np.testing.assert_array_equal(got, prim.execute(x))
+    assert_matches_reference(got, want, "MaxPool", "f32", x)
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])
