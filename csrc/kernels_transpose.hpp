@@ -109,6 +109,14 @@ static inline void move_pair_tile(uint16_t *planar, int64_t cs, uint16_t *last, 
 template <typename E, bool ToLast>
 static void move_run(E *planar, int64_t cs, int64_t ws, int64_t count, int64_t channels, E *last) {
     constexpr int L = (int)(kVecBytes / sizeof(TileLane<E>));
+    // Value by value: the tails past whole tiles, and strided positions.
+    auto move_values = [&](int64_t c_begin, int64_t c_end, int64_t w_begin) {
+        for (int64_t c = c_begin; c < c_end; ++c)
+            for (int64_t w = w_begin; w < count; ++w) {
+                if (ToLast) last[w * channels + c] = planar[c * cs + w * ws];
+                else planar[c * cs + w * ws] = last[w * channels + c];
+            }
+    };
     int64_t c0 = 0;
     if (ws == 1) {
         for (; c0 + L <= channels; c0 += L) {
@@ -118,18 +126,10 @@ static void move_run(E *planar, int64_t cs, int64_t ws, int64_t count, int64_t c
                     move_pair_tile<ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
             for (; w0 + L <= count; w0 += L)
                 move_tile<E, ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
-            for (int64_t c = c0; c < c0 + L; ++c)   // the positions past the last whole tile
-                for (int64_t w = w0; w < count; ++w) {
-                    if (ToLast) last[w * channels + c] = planar[c * cs + w];
-                    else planar[c * cs + w] = last[w * channels + c];
-                }
+            move_values(c0, c0 + L, w0);
         }
     }
-    for (int64_t c = c0; c < channels; ++c)   // channels past the last whole tile, or strided positions
-        for (int64_t w = 0; w < count; ++w) {
-            if (ToLast) last[w * channels + c] = planar[c * cs + w * ws];
-            else planar[c * cs + w * ws] = last[w * channels + c];
-        }
+    move_values(c0, channels, 0);
 }
 
 // A block of `channels` planes; sizes and strides are the planar tensor's
