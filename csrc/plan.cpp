@@ -15,6 +15,10 @@
 
 using namespace dnnpool;
 
+namespace {
+struct ChannelBlocks;
+}
+
 struct dp_plan {
     dp_desc desc;
     int kind;                       // dnnpool::Kind
@@ -23,6 +27,8 @@ struct dp_plan {
     int64_t taps;                   // kernel volume: work per output element
     int64_t prefetch_floor;         // prefetch_floor_bytes(one-row window) when the plan was made
     int64_t *tables;                // one allocation behind every AxisPlan array
+    ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
+    ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
 };
 
 namespace {
@@ -462,24 +468,25 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
 }
 
 // Sets up the blocks' NXC problems; false when a kernel is missing.
-bool plan_channel_blocks(const dp_plan &p, const ExecCtx &c, ChannelBlocks *b) {
+bool plan_channel_blocks(const dp_plan &p, ChannelBlocks *b) {
     const AxisPlan *A = p.ax;
+    const int64_t C = p.desc.channels;
     b->block = channel_block_size(p);
-    b->blocks = (c.C + b->block - 1) / b->block;
+    b->blocks = (C + b->block - 1) / b->block;
     b->bytes = (int64_t)dp_dtype_size(p.desc.dtype);
     b->kernel_bytes = 0;
     b->to_last = select_move_fn(p.isa, b->bytes, true);
     b->to_planar = select_move_fn(p.isa, b->bytes, false);
     if (!b->to_last || !b->to_planar) return false;
     for (int last = 0; last < 2; ++last) {
-        const int64_t cl = last && c.C % b->block ? c.C % b->block : b->block;
+        const int64_t cl = last && C % b->block ? C % b->block : b->block;
         dp_plan &sp = b->sub_plan[last];
         sp = p;
         sp.desc.batch = 1;
         sp.desc.channels = cl;
         sp.desc.format = DP_NXC;
         ExecCtx &s = b->sub[last];
-        s = c;
+        s = p.ctx;
         s.N = 1;
         s.C = cl;
         const int64_t ss[5] = {0, 1, A[1].in * A[2].in * cl, A[2].in * cl, cl};
@@ -515,6 +522,28 @@ void run_channel_blocks(const ChannelBlocks &b, const ExecCtx &c, int64_t t0, in
         b.fn[last](&s, 0, variant_rows(b.variant[last], 1, s.C, A[0].out * A[1].out), scratch);
         b.to_planar((char *)c.dst + (n * c.ds[0] + c0 * c.ds[1]) * b.bytes, c.ds[1], c.ds + 2, out_sizes, s.C, out);
     }
+}
+
+// A call's context as far as the plan fixes it: dense strides, the
+// quantization constants; dp_execute adds the caller's buffers and strides.
+ExecCtx plan_ctx(const dp_plan &p) {
+    const dp_desc &d = p.desc;
+    ExecCtx c{};
+    int64_t dense[DP_MAX_SPATIAL + 2];
+    dense_strides(d, d.src_spatial, dense);
+    to_logical(d, dense, c.ss);
+    dense_strides(d, d.dst_spatial, dense);
+    to_logical(d, dense, c.ds);
+    to_logical(d, dense, c.xs);
+    index_strides(d, c.is);
+    c.ax = p.ax;
+    c.N = d.batch;
+    c.C = d.channels;
+    c.qscale = d.src_scale / d.dst_scale;
+    c.qzp_out = (float)d.dst_zero_point;
+    c.qzp_in = d.src_zero_point;
+    c.prefetch_floor = p.prefetch_floor;
+    return c;
 }
 
 // The variant's name and, for the separable ones, how their passes run.
@@ -661,12 +690,29 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
         p->taps *= p->ax[a].k;
     }
     p->prefetch_floor = prefetch_floor_bytes(p->ax[0].k == 1 && p->ax[1].k == 1);
+    p->ctx = plan_ctx(*p);
+    p->blocks = nullptr;
+    // Planned for the one-lane separable variant, the only one blocks replace
+    // (dp_execute: dense NCX, or strided channels).
+    if (channel_blocks_pay(*p, kSepPlane, false)) {
+        p->blocks = new (std::nothrow) ChannelBlocks();
+        if (!p->blocks) {
+            dp_plan_destroy(p);
+            if (msg && size) std::strncpy(msg, "out of memory while planning the pooling", size - 1);
+            return DP_ENOMEM;
+        }
+        if (!plan_channel_blocks(*p, p->blocks)) {
+            delete p->blocks;
+            p->blocks = nullptr;
+        }
+    }
     *out = p;
     return DP_OK;
 }
 
 void dp_plan_destroy(dp_plan *p) {
     if (!p) return;
+    delete p->blocks;
     std::free(p->tables);
     delete p;
 }
@@ -675,21 +721,11 @@ const dp_desc *dp_plan_desc(const dp_plan *p) { return &p->desc; }
 
 const char *dp_plan_kernel_name(const dp_plan *p) {
     static thread_local char buf[96];
-    int64_t dense[DP_MAX_SPATIAL + 2];
-    ExecCtx c{};
-    dense_strides(p->desc, p->desc.src_spatial, dense);
-    to_logical(p->desc, dense, c.ss);
-    dense_strides(p->desc, p->desc.dst_spatial, dense);
-    to_logical(p->desc, dense, c.ds);
-    c.ax = p->ax;
-    c.N = p->desc.batch;
-    c.C = p->desc.channels;
-    const int v = choose_variant(*p, c.ss, c.ds, false);
-    ChannelBlocks blocks;
-    if (channel_blocks_pay(*p, v, false) && plan_channel_blocks(*p, c, &blocks)) {
+    const int v = choose_variant(*p, p->ctx.ss, p->ctx.ds, false);
+    if (v == kSepPlane && p->blocks) {
         // channel_blocks/: NCX pooled as channels-last blocks by the kernel named after it
         const int n = std::snprintf(buf, sizeof buf, "%s:channel_blocks/", isa_name(p->isa));
-        describe_variant(blocks.sub_plan[0], blocks.variant[0], buf + n, sizeof buf - n);
+        describe_variant(p->blocks->sub_plan[0], p->blocks->variant[0], buf + n, sizeof buf - n);
     } else {
         const int n = std::snprintf(buf, sizeof buf, "%s:", isa_name(p->isa));
         describe_variant(*p, v, buf + n, sizeof buf - n);
@@ -701,24 +737,13 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
                const int64_t *dst_strides, int64_t *indices, const int64_t *idx_strides, int nthreads) {
     const dp_desc &d = p->desc;
     if (indices && p->kind != kMax) return DP_EVALUE;
-    ExecCtx c;
-    int64_t dense[DP_MAX_SPATIAL + 2];
-    dense_strides(d, d.src_spatial, dense);
-    to_logical(d, src_strides ? src_strides : dense, c.ss);
-    dense_strides(d, d.dst_spatial, dense);
-    to_logical(d, dst_strides ? dst_strides : dense, c.ds);
-    to_logical(d, idx_strides ? idx_strides : dense, c.xs);
-    index_strides(d, c.is);
-    c.ax = p->ax;
-    c.N = d.batch;
-    c.C = d.channels;
+    ExecCtx c = p->ctx;
+    if (src_strides) to_logical(d, src_strides, c.ss);
+    if (dst_strides) to_logical(d, dst_strides, c.ds);
+    if (idx_strides) to_logical(d, idx_strides, c.xs);
     c.src = src;
     c.dst = dst;
     c.idx = indices;
-    c.qscale = d.src_scale / d.dst_scale;
-    c.qzp_out = (float)d.dst_zero_point;
-    c.qzp_in = d.src_zero_point;
-    c.prefetch_floor = p->prefetch_floor;
 
     const int variant = choose_variant(*p, c.ss, c.ds, indices != nullptr);
     RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
@@ -727,8 +752,8 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     if (dp_desc_dst_size(&d) == 0) return DP_OK;
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
-    ChannelBlocks blocks;
-    if (channel_blocks_pay(*p, variant, indices != nullptr) && plan_channel_blocks(*p, c, &blocks)) {
+    if (variant == kSepPlane && !indices && p->blocks) {
+        const ChannelBlocks &blocks = *p->blocks;
         return run_rows(d.batch * blocks.blocks, nt, blocks.scratch_bytes, [&](int64_t t0, int64_t t1, char *scratch) {
             run_channel_blocks(blocks, c, t0, t1, scratch);
         });
