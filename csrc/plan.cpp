@@ -443,6 +443,7 @@ constexpr int64_t kBlockMaxBytes = 2 << 20;
 constexpr int64_t kBlockMaxRow = 20, kBlockMinChannels = 4;
 constexpr int64_t kBlockMaxPlaneRow = 13, kBlockMinPlaneChannels = 32;   // against the "same" plane path
 constexpr int64_t kBlockMaxDepthRow = 56, kBlockMinDepthChannels = 16;    // stride-1 windows with depth taps
+constexpr int64_t kBlockMaxWideRow = 42, kBlockMinWideChannels = 32;      // many channels of 16 bits or more
 bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     if (variant != kSepPlane || indices || p.desc.channels < 2) return false;
     const int forced = channel_blocks_override();
@@ -457,11 +458,17 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     // Stride-1 windows with depth taps, whose one-lane passes keep several
     // planes per chunk: rows of 24-56 took 0.26-0.90 from 16 channels on (40
     // problems; one 1.32 at 24), 1.2-3.8 at 8.
+    // Rows of 21-42 from 32 channels on (50 2-D problems of rows 21-56, 8-512
+    // channels): 0.37-0.76 of the one-lane passes' time at 16 and 32 bits,
+    // strided windows or not; 0.99-1.12 at 8 bits, 1.0-2.8 below 32 channels,
+    // and rows of 56 were mixed (0.6-1.5).  The "same" plane path still wins
+    // there (1.5-1.8; the check below).
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, W = AW.in;
     const bool depth_slide = AD.k > 1 && AD.s == 1 && AH.s == 1 && AW.s == 1 && C >= kBlockMinDepthChannels &&
                              W <= kBlockMaxDepthRow;
-    if (!depth_slide && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
+    const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && dp_dtype_size(p.desc.dtype) >= 2;
+    if (!depth_slide && !wide && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
     // a block of one vector's channels fits the budget L2 can hold
     return block_lanes(p) * block_plane_bytes(p) <= kBlockMaxBytes;

@@ -1425,27 +1425,34 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     assert_matches_reference(got, want, kind, dtype, x)
 
 
-@pytest.mark.parametrize("shape,kernel,strides,pads,expect_blocks", [
-    ((1, 512, 7, 7), [3, 3], [1, 1], [0, 0], True),            # late-stage planes: rows of 7
-    ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], True),            # the fewest channels taken
-    ((1, 3, 14, 14), [2, 2], [2, 2], [0, 0], False),           # fewer: one plane at a time
-    ((1, 16, 14, 14), [3, 3], [1, 1], [1, 1], False),          # "same" windows over few channels keep the plane path
-    ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], False),          # rows long enough for the one-lane passes
-    ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], True),    # stride-1 depth taps, rows up to 56
-    ((1, 8, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], False),    # ... from 16 channels on
-    ((1, 32, 4, 14, 40), [3, 3, 3], [2, 2, 2], [1, 0, 1], False),   # strided: rows up to 20 only
+@pytest.mark.parametrize("shape,kernel,strides,pads,dtype,expect_blocks", [
+    ((1, 512, 7, 7), [3, 3], [1, 1], [0, 0], "f32", True),            # late-stage planes: rows of 7
+    ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], "f32", True),            # the fewest channels taken
+    ((1, 3, 14, 14), [2, 2], [2, 2], [0, 0], "f32", False),           # fewer: one plane at a time
+    ((1, 16, 14, 14), [3, 3], [1, 1], [1, 1], "f32", False),          # "same" windows over few channels keep the plane path
+    ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], "f32", False),          # rows long enough for the one-lane passes
+    ((1, 64, 28, 28), [3, 3], [2, 2], [1, 1], "bf16", True),          # rows up to 42 from 32 channels ...
+    ((1, 32, 21, 42), [4, 4], [1, 1], [0, 0], "f32", True),           # ... strided windows or not
+    ((1, 16, 28, 28), [3, 3], [2, 2], [1, 1], "f32", False),          # ... not with fewer channels
+    ((1, 64, 28, 28), [3, 3], [2, 2], [1, 1], "u8", False),           # ... nor 8-bit values
+    ((1, 64, 28, 28), [3, 3], [1, 1], [1, 1], "f32", False),          # ... nor where the "same" plane path runs
+    ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], "f32", True),    # stride-1 depth taps, rows up to 56
+    ((1, 8, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], "f32", False),    # ... from 16 channels on
+    ((1, 32, 4, 14, 48), [3, 3, 3], [2, 2, 2], [1, 0, 1], "f32", False),   # strided: rows up to 42 only
 ])
-def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, expect_blocks):
+def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks):
     attrs = dict(kernel=kernel, strides=strides, pads_begin=pads, pads_end=pads)
-    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, "f32", data_format="NCX", **attrs))
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, dtype, data_format="NCX", **attrs))
     assert (":channel_blocks/" in prim.kernel_name) == expect_blocks, prim.kernel_name
     # never with indices: those keep the planar path's index order
-    x = make_input("MaxPool", shape, "f32", 3)
+    x = (make_input("MaxPool", shape, dtype, 3) if dtype in NUMPY
+         else np.random.default_rng(3).integers(0, 256, shape, dtype=np.uint8))
     got, idx = prim.execute(x, with_indices=True)
     want, want_idx = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
     np.testing.assert_array_equal(idx, want_idx)
-    np.testing.assert_array_equal(got, prim.execute(x))
-    assert_matches_reference(got, want, "MaxPool", "f32", x)
+    # as values: a window's tied +0 and -0 may come back as either
+    np.testing.assert_array_equal(got.astype(np.float32), prim.execute(x).astype(np.float32))
+    assert_matches_reference(got, want, "MaxPool", dtype, x)
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])
