@@ -593,7 +593,7 @@ def test_nxc_k3_s2_quantized_averages_slide_over_columns(shape, attrs, exclude_p
 
 # NXC rows of fewer channels than a register block (under 64 f32 on AVX-512;
 # other ISAs and types split them differently): whole windows pool in one
-# loop of vectors (points_row), slid k3 s2 maxima go down to single vectors,
+# loop of vectors (points_row, a group of points at a time), slid k3 s2 maxima go down to single vectors,
 # and a channel count that is no whole number of vectors ends on a vector
 # that overlaps the one before (tail_point does the same for the tail of
 # wider rows).  Under a vector (3, 8, 12), a point's vector reads on into
@@ -605,6 +605,8 @@ FEW_CHANNEL_WINDOWS = [
     ((1, 10, 13), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 11, 14), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
     ((1, 4, 6, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    # rows of 20 points: several groups of points pooled together, then the rest
+    ((1, 5, 41), dict(kernel=[2, 4], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1])),
 ]
 
 
