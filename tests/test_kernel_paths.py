@@ -1371,8 +1371,9 @@ def test_8bit_maxpool_indices_over_small_strided_ncx_windows(dtype, k, s, p, sha
     np.testing.assert_array_equal(idx, want_idx)
 
 
-# NCX planes of short rows (up to 20 positions) from 4 channels on, and of rows
-# up to 56 under stride-1 windows with depth taps from 16 channels on, go to the
+# NCX planes of short rows (up to 20 positions) from 4 channels on, of rows up
+# to 42 from 32 channels on (16- and 32-bit values), and of rows up to 56
+# under stride-1 windows with depth taps from 16 channels on, go to the
 # channel kernels a block of channels at a time, moved channels-last and back
 # in tiles (16-bit values in pairs of positions, 8-bit ones widened, then
 # single tiles) with scalar tails.  Partial blocks of channels, planes that
@@ -1447,8 +1448,7 @@ def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pa
     prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, dtype, data_format="NCX", **attrs))
     assert (":channel_blocks/" in prim.kernel_name) == expect_blocks, prim.kernel_name
     # never with indices: those keep the planar path's index order
-    x = (make_input("MaxPool", shape, dtype, 3) if dtype in NUMPY
-         else np.random.default_rng(3).integers(0, 256, shape, dtype=np.uint8))
+    x = make_input("MaxPool", shape, dtype, 3) if dtype in NUMPY else _integers(shape, dtype, 3)
     got, idx = prim.execute(x, with_indices=True)
     want, want_idx = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
     np.testing.assert_array_equal(idx, want_idx)
