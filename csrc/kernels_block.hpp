@@ -224,7 +224,7 @@ static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t 
 // interleaved: each point's combines form one chain (a max or an add waits
 // on the one before), and G * NV chains overlap where one point's NV would
 // stall.  Every point's taps go in the same order as point_vectors', to
-// the same bits.
+// the same bits; G = 1 pools one point.
 template <typename T, int K, int NV, int G>
 static inline __attribute__((always_inline)) void points_group(const T *p, const int64_t *roff, int64_t nrows,
                                                                int64_t kw, int64_t kstep, int64_t pstep,
@@ -269,19 +269,17 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     int64_t at[NVR];
     for (int j = 0; j < NVR; ++j) at[j] = NV == 0 ? 0 : j * VL < C - VL ? j * VL : C - VL;
     const int64_t whole = NV ? n : ostep == C && n * C >= VL ? (n * C - VL) / C + 1 : 0;
-    T buf[VL] = {};   // point_vectors fills it whole; zeroed so GCC can see that it is set
+    T buf[VL] = {};   // points_group fills it whole; zeroed so GCC can see that it is set
     // Points in groups while their stores land in dst: a point at a time,
     // 8 channels of f32 (k4 s2, one chain per point) took 3.2x oneDNN's time.
     constexpr int G = NVR == 1 ? 4 : NVR == 2 ? 2 : 1;
     int64_t i = 0;
-    if constexpr (G > 1)
-        for (; i + G <= whole; i += G)
-            points_group<T, K, NVR, G>(p + i * pstep, roff, nrows, kw, kstep, pstep, at, o + i * ostep, ostep, div_dh,
-                                       wdiv + i, c);
-    for (; i < n; ++i) {
+    for (; i + G <= whole; i += G)
+        points_group<T, K, NVR, G>(p + i * pstep, roff, nrows, kw, kstep, pstep, at, o + i * ostep, ostep, div_dh,
+                                   wdiv + i, c);
+    for (; i < n; ++i) {   // the rest a point at a time, past `whole` through buf
         T *to = i < whole ? o + i * ostep : buf;
-        point_vectors<T, K, NVR, false>(p + i * pstep, roff, nrows, kw, kstep, at, to, nrows * kw,
-                                        (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]), c, nullptr);
+        points_group<T, K, NVR, 1>(p + i * pstep, roff, nrows, kw, kstep, pstep, at, to, ostep, div_dh, wdiv + i, c);
         if (i >= whole)
             for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
     }
