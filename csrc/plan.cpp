@@ -17,14 +17,19 @@ using namespace dnnpool;
 
 namespace {
 struct ChannelBlocks;
-}
 
-struct dp_plan {
+// What choosing and describing a kernel reads: the problem and its axis
+// tables (a channel block's NXC problem is one of these too).
+struct Problem {
     dp_desc desc;
     int kind;                       // dnnpool::Kind
     int isa;                        // dnnpool::Isa
     AxisPlan ax[kAxes];             // depth, height, width (right-aligned)
     int64_t taps;                   // kernel volume: work per output element
+};
+}
+
+struct dp_plan : Problem {
     int64_t prefetch_floor;         // prefetch_floor_bytes(one-row window) when the plan was made
     int64_t *tables;                // one allocation behind every AxisPlan array
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
@@ -170,7 +175,7 @@ void build_axis(const dp_desc &d, int a, AxisPlan *ax, int64_t **cursor) {
 
 // The window of every output covers its whole plane (one output per plane)
 // and the plane is dense in src: a plain reduction per (n, c).
-bool global_plane(const dp_plan &p, const int64_t ss[5]) {
+bool global_plane(const Problem &p, const int64_t ss[5]) {
     int64_t expect = 1;
     for (int a = kAxes - 1; a >= 0; --a) {
         const AxisPlan &ax = p.ax[a];
@@ -205,7 +210,7 @@ constexpr int64_t kIdxBlockMaxTaps = 512;
 size_t align64(size_t v) { return (v + 63) & ~(size_t)63; }
 
 // Scratch layout of the separable kernel for `lanes` values per position.
-SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
+SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const bool is_max = p.kind == kMax;
     SepLayout g{};
@@ -322,7 +327,7 @@ SepLayout sep_layout(const dp_plan &p, int64_t lanes, bool with_idx) {
     return g;
 }
 
-int choose_variant(const dp_plan &p, const int64_t ss[5], const int64_t ds[5], bool with_idx) {
+int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], bool with_idx) {
     if (global_plane(p, ss)) return kGlobalPlane;
     const bool unit_c = ss[1] == 1 && ds[1] == 1;
     if (!unit_c || p.desc.channels == 1) return kSepPlane;
@@ -367,7 +372,7 @@ int64_t variant_rows(int variant, int64_t batch, int64_t channels, int64_t plane
 
 // Scratch bytes one thread needs for the variant's kernel; sets the context's
 // separable layout or window-row count.
-size_t kernel_scratch(const dp_plan &p, int variant, bool indices, ExecCtx *c) {
+size_t kernel_scratch(const Problem &p, int variant, bool indices, ExecCtx *c) {
     const dp_desc &d = p.desc;
     if (variant == kSepPlane || variant == kSepLanes) {
         c->sep = sep_layout(p, variant == kSepLanes ? d.channels : 1, indices);
@@ -399,7 +404,7 @@ size_t kernel_scratch(const dp_plan &p, int variant, bool indices, ExecCtx *c) {
 // (kernels_transpose.hpp), a channel kernel pools them there, and the result moves
 // back.  Chosen by channel_blocks_pay.
 struct ChannelBlocks {
-    dp_plan sub_plan[2];     // the NXC problem of a full block and of the last, partial one
+    Problem sub_plan[2];     // the NXC problem of a full block and of the last, partial one
     ExecCtx sub[2];
     RowFn fn[2];
     MoveFn to_last, to_planar;
@@ -415,11 +420,11 @@ struct ChannelBlocks {
 // quarter of L2 and an image still has kMinBlockTasks blocks for the threads.
 constexpr int64_t kBlockBudget = 512 << 10;
 constexpr int64_t kMinBlockTasks = 8;
-int64_t block_lanes(const dp_plan &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
-int64_t block_plane_bytes(const dp_plan &p) {
+int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
+int64_t block_plane_bytes(const Problem &p) {
     return p.ax[0].in * p.ax[1].in * p.ax[2].in * (int64_t)dp_dtype_size(p.desc.dtype);
 }
-int64_t channel_block_size(const dp_plan &p) {
+int64_t channel_block_size(const Problem &p) {
     const int64_t lanes = block_lanes(p), plane = block_plane_bytes(p), C = p.desc.channels;
     int64_t block = lanes;
     while (block < 4 * lanes && 2 * block * plane <= kBlockBudget &&
@@ -487,7 +492,7 @@ bool plan_channel_blocks(const dp_plan &p, ChannelBlocks *b) {
     if (!b->to_last || !b->to_planar) return false;
     for (int last = 0; last < 2; ++last) {
         const int64_t cl = last && C % b->block ? C % b->block : b->block;
-        dp_plan &sp = b->sub_plan[last];
+        Problem &sp = b->sub_plan[last];
         sp = p;
         sp.desc.batch = 1;
         sp.desc.channels = cl;
@@ -554,7 +559,7 @@ ExecCtx plan_ctx(const dp_plan &p) {
 }
 
 // The variant's name and, for the separable ones, how their passes run.
-void describe_variant(const dp_plan &p, int v, char *buf, size_t size) {
+void describe_variant(const Problem &p, int v, char *buf, size_t size) {
     if (v != kSepPlane && v != kSepLanes) {
         std::snprintf(buf, size, "%s", variant_name(v));
         return;
@@ -669,13 +674,18 @@ int dp_get_max_threads(void) {
 
 void dp_set_num_threads(int n) { g_num_threads.store(n > 0 ? n : 0); }
 
+static int out_of_memory(char *msg, size_t size) {
+    if (msg && size) std::strncpy(msg, "out of memory while planning the pooling", size - 1);
+    return DP_ENOMEM;
+}
+
 int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     *out = nullptr;
     dp_desc checked = *d;
     int rc = dp_desc_init(&checked, msg, size);
     if (rc) return rc;
     dp_plan *p = new (std::nothrow) dp_plan();
-    if (!p) return DP_ENOMEM;
+    if (!p) return out_of_memory(msg, size);
     p->desc = checked;
     p->kind = checked.kind == DP_MAX ? kMax : (checked.quantized ? kQAvg : kAvg);
     p->isa = cpu_isa();
@@ -687,8 +697,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     p->tables = (int64_t *)std::malloc(sizeof(int64_t) * (size_t)words);
     if (!p->tables) {
         delete p;
-        if (msg && size) std::strncpy(msg, "out of memory while planning the pooling", size - 1);
-        return DP_ENOMEM;
+        return out_of_memory(msg, size);
     }
     int64_t *cursor = p->tables;
     p->taps = 1;
@@ -705,8 +714,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
         p->blocks = new (std::nothrow) ChannelBlocks();
         if (!p->blocks) {
             dp_plan_destroy(p);
-            if (msg && size) std::strncpy(msg, "out of memory while planning the pooling", size - 1);
-            return DP_ENOMEM;
+            return out_of_memory(msg, size);
         }
         if (!plan_channel_blocks(*p, p->blocks)) {
             delete p->blocks;
