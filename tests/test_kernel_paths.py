@@ -891,6 +891,51 @@ def test_nxc_stride_one_maxima_probed_for_nan(nan_at, dtype):
     assert np.isnan(got).any() == (nan_at is not None)
 
 
+# NXC stride-1 maxima over dense rows (channel_block's flat rows): (shape,
+# kernel, pads).  One-row windows (1-D, and a 1 x k window) of 16- and
+# 32-bit values, and every window of 16-bit values, compare without NaN tests
+# when a probe of their src columns finds none; the columns of the first
+# window but its last are probed apart from the rest.  k4 has its window
+# counted at run time, k3 at compile time.
+FLAT_ROWS = [
+    ((1, 300, 48), (4,), (0,)),
+    ((2, 90, 40), (3,), (1,)),
+    ((1, 70, 5), (5,), (2,)),
+    ((1, 9, 40, 24), (1, 4), (0, 1)),
+    ((1, 14, 14, 48), (3, 3), (1, 1)),
+]
+FLAT_SPECIALS = {
+    "none": [],
+    "first column": [(0, 0)],          # (position along the flat row, channel): a head column
+    "second column": [(1, 7)],
+    "interior": [(33, 2)],
+    "last column": [(-1, -1)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("special", list(FLAT_SPECIALS) + ["infinities of both signs"])
+@pytest.mark.parametrize("shape,kernel,pads", FLAT_ROWS, ids=[f"{len(c[0]) - 2}d k{c[1][-1]} C{c[0][-1]}" for c in FLAT_ROWS])
+def test_nxc_flat_row_maxima_probed_for_nan(shape, kernel, pads, special, dtype):
+    """A NaN anywhere along a flat row comes out in exactly the reference's
+    windows, whether the row was probed or tested; infinities of both signs
+    (a probe that sums to NaN without one) still give the reference's
+    maxima; and no NaN appears where there was none."""
+    x = np.round(np.random.default_rng(9).standard_normal(shape) * 8).astype(NUMPY[dtype])
+    rows = x.reshape(shape[0], -1, shape[-1])   # (n, positions, channels), a view
+    for pos, ch in FLAT_SPECIALS.get(special, []):
+        rows[-1, pos if pos >= 0 else rows.shape[1] + pos, ch % shape[-1]] = np.nan
+    if special == "infinities of both signs":
+        rows[0, 3, 1], rows[0, 4, 1], rows[-1, 20, 0] = np.inf, -np.inf, -np.inf
+    attrs = dict(kernel=list(kernel), pads_begin=list(pads), pads_end=list(pads))
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs))
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    got = prim.execute(x).astype(np.float64)
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+    assert np.isnan(got).any() == (special in FLAT_SPECIALS and special != "none")
+
+
 # NCX stride-1 maxima whose W pass doubles (one lane, 64-byte vectors:
 # windows of 4 to 2 VL - 1 columns).  (shape, kernel, pads_begin, pads_end,
 # rounding): rows of exactly one vector, with a tail, shorter than the slack;
