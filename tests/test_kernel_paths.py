@@ -607,6 +607,8 @@ FEW_CHANNEL_WINDOWS = [
     ((1, 4, 6, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     # rows of 20 points: several groups of points pooled together, then the rest
     ((1, 5, 41), dict(kernel=[2, 4], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1])),
+    # one row of 4 columns: the window fixed at compile time (with_window_constants)
+    ((2, 45), dict(kernel=[4], strides=[2], pads_begin=[1], pads_end=[2])),
 ]
 
 
