@@ -51,6 +51,8 @@ static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {   // a narr
 }
 static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm512_maskz_max_ps(kAll, (__m512)a, (__m512)b); }
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm512_maskz_max_pd((__mmask8)0xff, (__m512d)a, (__m512d)b); }
+static inline bool isa_any_nan(IsaF32 v) { return _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_UNORD_Q) != 0; }
+static inline bool isa_any_nan(IsaF64 v) { return _mm512_cmp_pd_mask((__m512d)v, (__m512d)v, _CMP_UNORD_Q) != 0; }
 #include "kernels.hpp"
 }  // namespace avx512
 }  // namespace dnnpool

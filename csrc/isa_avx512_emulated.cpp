@@ -76,6 +76,12 @@ static inline W max_by_halves(W a, W b) {
 }
 static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return max_by_halves<IsaF32, half::IsaF32>(a, b); }
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return max_by_halves<IsaF64, half::IsaF64>(a, b); }
+static inline bool isa_any_nan(IsaF32 v) {
+    return half::isa_any_nan(half_of<half::IsaF32>(v, 0)) || half::isa_any_nan(half_of<half::IsaF32>(v, 1));
+}
+static inline bool isa_any_nan(IsaF64 v) {
+    return half::isa_any_nan(half_of<half::IsaF64>(v, 0)) || half::isa_any_nan(half_of<half::IsaF64>(v, 1));
+}
 #include "kernels.hpp"
 }  // namespace avx512_emulated
 }  // namespace dnnpool

@@ -78,9 +78,17 @@ static inline IsaF32 isa_load_bf16(const void *p) {
 #if defined(__x86_64__) && defined(__GNUC__)
 static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm_max_ps((__m128)a, (__m128)b); }
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm_max_pd((__m128d)a, (__m128d)b); }
+static inline bool isa_any_nan(IsaF32 v) { return _mm_movemask_ps(_mm_cmpunord_ps((__m128)v, (__m128)v)) != 0; }
+static inline bool isa_any_nan(IsaF64 v) { return _mm_movemask_pd(_mm_cmpunord_pd((__m128d)v, (__m128d)v)) != 0; }
 #else
 template <typename V>
 static inline V isa_max(V a, V b) { return a > b ? a : b; }
+template <typename V>
+static inline bool isa_any_nan(V v) {
+    bool nan = false;
+    for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
+    return nan;
+}
 #endif
 static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
     isa_store_u16(p, a);

@@ -575,6 +575,7 @@ static inline V vmax_nan(V acc, V v) {
 // both signs, leaves a NaN).
 template <typename V>
 static inline bool holds_nan(V v) {
+    if constexpr (__is_same(V, IsaF32) || __is_same(V, IsaF64)) return isa_any_nan(v);
     bool nan = false;
     for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
     return nan;
