@@ -13,6 +13,14 @@
 #include "plan.hpp"
 
 namespace dnnpool {
+// Whether any lane of a generic vector is NaN, lane by lane: the fallback
+// for vectors without an ISA compare (isa_any_nan).
+template <typename V>
+static inline bool lanes_hold_nan(V v) {
+    bool nan = false;
+    for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
+    return nan;
+}
 namespace baseline {
 RowFn select(int dtype, int kind, int variant, bool with_idx);
 MoveFn select_move(int64_t bytes, bool to_last);

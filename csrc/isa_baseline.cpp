@@ -84,11 +84,7 @@ static inline bool isa_any_nan(IsaF64 v) { return _mm_movemask_pd(_mm_cmpunord_p
 template <typename V>
 static inline V isa_max(V a, V b) { return a > b ? a : b; }
 template <typename V>
-static inline bool isa_any_nan(V v) {
-    bool nan = false;
-    for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
-    return nan;
-}
+static inline bool isa_any_nan(V v) { return lanes_hold_nan(v); }
 #endif
 static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
     isa_store_u16(p, a);

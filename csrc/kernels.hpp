@@ -576,8 +576,13 @@ static inline V vmax_nan(V acc, V v) {
 template <typename V>
 static inline bool holds_nan(V v) {
     if constexpr (__is_same(V, IsaF32) || __is_same(V, IsaF64)) return isa_any_nan(v);
+    else return lanes_hold_nan(v);
+}
+// ... or of any of a kernel's probes.
+template <typename V, int N>
+static inline bool holds_nan(const V (&probes)[N]) {
     bool nan = false;
-    for (int l = 0; l < (int)(sizeof(V) / sizeof(v[0])); ++l) nan |= v[l] != v[l];
+    for (int j = 0; j < N; ++j) nan |= holds_nan(probes[j]);
     return nan;
 }
 

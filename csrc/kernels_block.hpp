@@ -694,9 +694,7 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
         if (nrows == 1 || sizeof(T) == 2) {
             typename Vec<T>::V probe[kFlatVecs] = {};
             flat_row_kw<T, K, false>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, probe);
-            bool nan = false;
-            for (int j = 0; j < kFlatVecs; ++j) nan |= holds_nan(probe[j]);
-            if (!nan) return;
+            if (!holds_nan(probe)) return;
         }
     }
     flat_row_kw<T, K, true>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, nullptr);
@@ -1105,9 +1103,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     for (int64_t ow = parts[part][0]; ow < parts[part][1]; ++ow) point(ow, 0, std::false_type{}, probe);
                     if (part == 0 && row_blocks) whole_windows(std::false_type{}, probe);
                 }
-                bool nan = false;
-                for (int j = 0; j < kBlockVecs; ++j) nan |= holds_nan(probe[j]);
-                if (!nan) continue;
+                if (!holds_nan(probe)) continue;
             }
         }
         if (row_blocks) {
