@@ -627,22 +627,29 @@ const char *isa_name(int isa) {
 }  // namespace
 
 // kPrefetchMinBytes (measured on 32 and 48 MB L3s: the kernels' comments),
-// and for windows over one (d, h) row a quarter of a larger last-level cache.
-// Such windows read src as one sequential stream, which the hardware
-// prefetchers keep up with from that cache: on a 300 MB L3, software
-// prefetches took 1-D k4 s4 over 16-48 MB of src (NCX and NXC, f32 and bf16)
-// 1.02-1.23x their time without, and paid only past it (1-D NCX at 128 MB:
-// 0.87-0.93).  Windows over several rows interleave their rows' streams
-// point by point, and prefetching paid from that L3 too (VGG k2 s2 NXC at
-// batch 4, 26 MB: 0.88-0.95).
-int64_t dnnpool::prefetch_floor_bytes(bool one_row) {
+// and a quarter of a larger last-level cache for windows whose reads the
+// hardware prefetchers keep up with from it:
+// - windows over one (d, h) row read src as one sequential stream.  On a
+//   300 MB L3, software prefetches took 1-D k4 s4 over 16-48 MB of src (NCX
+//   and NXC, f32 and bf16) 1.02-1.23x their time without, and paid only past
+//   it (1-D NCX at 128 MB: 0.87-0.93);
+// - NXC windows that share columns with their neighbours (k3 s2) read each
+//   column's lines on two points' turns, and slide over a row without
+//   prefetches.  On that L3, no prefetches took 3-D k3 s2 p1 windows over 128
+//   channels (25-51 MB, f32 and bf16, 1 and 2 threads) 0.75-0.90 of the
+//   time, k3 s2 p1 over 256 channels (26 MB) 0.76-0.80; at 103 MB, ResNet-50's
+//   k3 s2 p1 at batch 32 took 0.91-1.08.
+// Windows over several rows interleave their rows' streams point by point,
+// and prefetching paid from that L3 too (VGG k2 s2 NXC at batch 4, 26 MB:
+// 0.88-0.98; at batch 8, 51 MB: 0.84).
+int64_t dnnpool::prefetch_floor_bytes(bool kept_up) {
     if (const char *env = std::getenv("DNNPOOL_PREFETCH_FLOOR")) {
         char *end = nullptr;
         const long long v = std::strtoll(env, &end, 10);
         if (end != env && *end == '\0' && v >= 0) return (int64_t)v;
     }
     const int64_t quarter = last_level_cache_bytes() / 4;
-    return one_row && quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
+    return kept_up && quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
 }
 
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
@@ -705,7 +712,10 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
         build_axis(checked, a, &p->ax[a], &cursor);
         p->taps *= p->ax[a].k;
     }
-    p->prefetch_floor = prefetch_floor_bytes(p->ax[0].k == 1 && p->ax[1].k == 1);
+    const AxisPlan &AW = p->ax[2];
+    const bool one_row = p->ax[0].k == 1 && p->ax[1].k == 1;
+    const bool shared_columns = p->desc.format == DP_NXC && AW.out > 1 && AW.s < (AW.k - 1) * AW.d + 1;
+    p->prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
     p->ctx = plan_ctx(*p);
     p->blocks = nullptr;
     // Planned for the one-lane separable variant, the only one blocks replace

@@ -84,11 +84,12 @@ struct ExecCtx {
 };
 
 // The src size (bytes) from which kernels prefetch ahead of their loads:
-// tensors that stream from DRAM, not from the last-level cache, for windows
-// over one (d, h) row or several.  DNNPOOL_PREFETCH_FLOOR (bytes) overrides
-// it; read when a plan is made.
+// tensors that stream from DRAM, not from the last-level cache.  `kept_up`:
+// windows whose reads the hardware prefetchers keep up with from that cache
+// (prefetch_floor_bytes).  DNNPOOL_PREFETCH_FLOOR (bytes) overrides it; read
+// when a plan is made.
 constexpr int64_t kPrefetchMinBytes = 16 << 20;
-int64_t prefetch_floor_bytes(bool one_row);
+int64_t prefetch_floor_bytes(bool kept_up);
 
 // Computes rows [r0, r1) of the row space the variant defines.
 typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch);

@@ -449,8 +449,8 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     NXC k3 s2 maxima over 100 channels: an item alone slides over columns,
     the batch goes point by point; over 16 or 64 both slide where one slid
     block covers them, the batch prefetching.  The floor is pinned at its
-    least, 16 MB (for windows over one row, by default a quarter of a larger
-    last-level cache)."""
+    least, 16 MB (for windows over one row and NXC windows that share
+    columns, by default a quarter of a larger last-level cache)."""
     monkeypatch.setenv("DNNPOOL_PREFETCH_FLOOR", str(16 << 20))
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = make_input(kind, shape, "f32", 8)
