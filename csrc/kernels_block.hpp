@@ -758,7 +758,8 @@ struct SlideOps {
     typedef typename Vec<T>::V V;
     static constexpr int64_t lanes = Vec<T>::lanes;
     static inline V load(const T *p) { return load_vec<T>(p); }
-    static inline V combine(V a, V b) { return vcombine<K>(a, b); }
+    template <bool Nan = true>
+    static inline V combine(V a, V b) { return vcombine<K, Nan>(a, b); }
     static inline void finish(T *o, V acc, int32_t nvalid, typename AvgOut<T, K>::Div div, QParams q) {
         finish_vec<T, K>(o, acc, nvalid, div, q);
     }
@@ -768,6 +769,7 @@ struct SlideOps<T, kQAvg> {
     typedef typename Narrow<T>::V V;
     static constexpr int64_t lanes = Narrow<T>::lanes;
     static inline V load(const T *p) { return Narrow<T>::load(p); }
+    template <bool Nan = true>
     static inline V combine(V a, V b) { return a + b; }
     static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
@@ -807,17 +809,26 @@ struct SlideCol {
 };
 
 // One input column of a slid block: its (d, h) rows reduced (nrows >= 1;
-// NR of them when NR > 0).
-template <typename T, int K, int NV, int NR>
-static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows) {
+// NR of them when NR > 0).  Nan = false: float maxima without NaN tests, the
+// column's values summed into probe (see slide_block_erased).
+template <typename T, int K, int NV, int NR, bool Nan>
+static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows,
+                                              typename SlideOps<T, K>::V *probe) {
     typedef SlideOps<T, K> Ops;
     if constexpr (NR != 0) nrows = NR;
-    SlideCol<T, K, NV> col;
+    SlideCol<T, K, NV> col, sum;
 #pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) col.v[j] = Ops::load(pc + roff[0] + j * Ops::lanes);
+    for (int j = 0; j < NV; ++j) col.v[j] = sum.v[j] = Ops::load(pc + roff[0] + j * Ops::lanes);
     for (int64_t r = 1; r < nrows; ++r)
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) col.v[j] = Ops::combine(col.v[j], Ops::load(pc + roff[r] + j * Ops::lanes));
+        for (int j = 0; j < NV; ++j) {
+            const typename Ops::V v = Ops::load(pc + roff[r] + j * Ops::lanes);
+            col.v[j] = Ops::template combine<Nan>(col.v[j], v);
+            if constexpr (!Nan) sum.v[j] += v;
+        }
+    if constexpr (!Nan)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) probe[j] += sum.v[j];   // one add a vector on the probe's chain
     return col;
 }
 
@@ -825,17 +836,19 @@ static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, 
 // NV vectors: p at the block's channels of input column 0, roff the
 // window's (d, h) rows (nrows >= 1; NR > 0: exactly NR), o at the block's
 // channels of output 0; ahead > 0: from a point's new columns to those it
-// prefetches (src values), 0: no prefetching.
-template <typename T, int K, int KW, int S, int NV, int NR>
+// prefetches (src values), 0: no prefetching.  Nan = false: see
+// slide_column.
+template <typename T, int K, int KW, int S, int NV, int NR, bool Nan>
 static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t ws, T *o, int64_t os,
                         int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW, const ExecCtx *c,
-                        int64_t ahead) {
+                        int64_t ahead, typename SlideOps<T, K>::V *probe) {
     typedef SlideOps<T, K> Ops;
     typedef typename Ops::V V;
     const int32_t nvalid = (int32_t)(nrows * KW);
     SlideCol<T, K, NV> col[KW];   // the window's columns, left to right (registers: every index is constant)
 #pragma GCC unroll 4
-    for (int kw = S; kw < KW; ++kw) col[kw] = slide_column<T, K, NV, NR>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows);
+    for (int kw = S; kw < KW; ++kw)
+        col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows, probe);
     for (int64_t ow = ow0; ow < ow1; ++ow) {
 #pragma GCC unroll 4
         for (int kw = 0; kw < KW - S; ++kw) col[kw] = col[kw + S];
@@ -843,14 +856,15 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
             prefetch_window<T>(p + (ow * S - pb + KW - S) * ws + ahead, roff, nrows, S, ws,
                                NV * Ops::lanes * (int64_t)sizeof(T));
 #pragma GCC unroll 4
-        for (int kw = KW - S; kw < KW; ++kw) col[kw] = slide_column<T, K, NV, NR>(p + (ow * S - pb + kw) * ws, roff, nrows);
+        for (int kw = KW - S; kw < KW; ++kw)
+            col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow * S - pb + kw) * ws, roff, nrows, probe);
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
         const QParams q = point_params<K>(c, div);
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) {
             V acc = col[0].v[j];
 #pragma GCC unroll 4
-            for (int kw = 1; kw < KW; ++kw) acc = Ops::combine(acc, col[kw].v[j]);
+            for (int kw = 1; kw < KW; ++kw) acc = Ops::template combine<Nan>(acc, col[kw].v[j]);
             Ops::finish(o + ow * os + j * Ops::lanes, acc, nvalid, div, q);
         }
     }
@@ -862,7 +876,19 @@ template <typename T, int K, int KW, int S, int NV, int NR>
 static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows, int64_t ws, void *o, int64_t os,
                                int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW,
                                const ExecCtx *c, int64_t ahead) {
-    slide_block<T, K, KW, S, NV, NR>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c, ahead);
+    // Maxima of 16-bit floats first compare without NaN tests, summing the
+    // loaded values into a probe, and slide again with them when it shows a
+    // NaN (or infinities of both signs); the first pass only writes dst.
+    // ResNet-50's k3 s2 p1 in bf16 took 0.85 of the time, k3 s2 over 96
+    // channels in f16 0.95; f32 ran as fast as with the tests, f64 1.08x.
+    if constexpr (K == kMax && sizeof(T) == 2 && __is_same(typename Traits<T>::Acc, float)) {
+        typename SlideOps<T, K>::V probe[NV] = {};
+        slide_block<T, K, KW, S, NV, NR, false>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW,
+                                                c, ahead, probe);
+        if (!holds_nan(probe)) return;
+    }
+    slide_block<T, K, KW, S, NV, NR, true>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c,
+                                           ahead, nullptr);
 }
 // The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet, when s2:
 // see slide_passes) as above; null otherwise.  Square: the rows of a square 2-D window (as many as its

@@ -571,6 +571,46 @@ def test_nxc_k3_s2_maxima_slide_over_columns(shape, attrs, dtype):
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0].astype(np.float64))
 
 
+# Slid float maxima compare without NaN tests and slide a pass again with
+# them when a probe of its src values shows a NaN: (position along the
+# flattened spatial axes, channel) in SLID_STRIDE_2's shapes; channels are
+# taken modulo C, so over 101 channels they fall in the whole block, the
+# half block and the last single vector.
+SLID_SPECIALS = {
+    "none": [],
+    "first position, block": [(0, 5)],
+    "interior, half block": [(13, 70)],
+    "interior, last vector": [(20, 100)],
+    "last position": [(-1, -1)],
+    "two passes": [(9, 1), (26, 90)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("special", list(SLID_SPECIALS) + ["infinities of both signs"])
+@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
+def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
+    """A NaN anywhere comes out in exactly the reference's windows, whether
+    its pass was probed or tested; infinities of both signs (a probe that sums
+    to NaN without one) still give the reference's maxima; no NaN appears
+    where there was none, at 1 and 2 threads."""
+    x = np.round(np.random.default_rng(14).standard_normal(shape) * 8).astype(NUMPY[dtype])
+    x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    rows = x.reshape(shape[0], -1, x.shape[-1])   # (n, positions, channels), a view
+    for pos, ch in SLID_SPECIALS.get(special, []):
+        rows[-1, pos % rows.shape[1], ch % rows.shape[2]] = np.nan
+    if special == "infinities of both signs":
+        rows[0, 3, 1], rows[0, 4, 1], rows[-1, 11, -2] = np.inf, -np.inf, -np.inf
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    got = prim.execute(x).astype(np.float64)
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]).astype(np.float64))
+    assert np.isnan(got).any() == (special in SLID_SPECIALS and special != "none")
+    np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=2).execute(x).astype(np.float64))
+
+
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
 @pytest.mark.parametrize("exclude_pad", [True, False])
 @pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
