@@ -571,8 +571,9 @@ def test_nxc_k3_s2_maxima_slide_over_columns(shape, attrs, dtype):
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0].astype(np.float64))
 
 
-# Slid float maxima compare without NaN tests and slide a pass again with
-# them when a probe of its src values shows a NaN: (position along the
+# Slid maxima of 16-bit floats compare without NaN tests and slide a pass
+# again with them when a probe of its src values shows a NaN (f32 and f64
+# keep the tests): (position along the
 # flattened spatial axes, channel) in SLID_STRIDE_2's shapes; channels are
 # taken modulo C, so over 101 channels they fall in the whole block, the
 # half block and the last single vector.
