@@ -636,9 +636,9 @@ const char *isa_name(int isa) {
 // - NXC windows that share columns with their neighbours (k3 s2) read each
 //   column's lines on two points' turns, and slide over a row without
 //   prefetches.  On that L3, no prefetches took 3-D k3 s2 p1 windows over 128
-//   channels (25-51 MB, f32 and bf16, 1 and 2 threads) 0.75-0.90 of the
-//   time, k3 s2 p1 over 256 channels (26 MB) 0.76-0.80; at 103 MB, ResNet-50's
-//   k3 s2 p1 at batch 32 took 0.91-1.08.
+//   channels (25-51 MB, f32 and bf16, 1 and 2 threads) 0.74-1.01 of the
+//   time, k3 s2 p1 over 256 channels (26 MB) 0.76-0.95; at 103 MB, ResNet-50's
+//   k3 s2 p1 at batch 32 took 0.84-1.08.
 // Windows over several rows interleave their rows' streams point by point,
 // and prefetching paid from that L3 too (VGG k2 s2 NXC at batch 4, 26 MB:
 // 0.88-0.98; at batch 8, 51 MB: 0.84).
