@@ -55,8 +55,6 @@ static inline void prefetch_window(const T *p, const int64_t *roff, int64_t nrow
         }
 }
 
-static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
-
 // The quantization parameters for finishing an output point of divisor div.
 template <int K, typename D>
 static inline QParams point_params(const ExecCtx *c, D div) {

@@ -714,7 +714,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     }
     const AxisPlan &AW = p->ax[2];
     const bool one_row = p->ax[0].k == 1 && p->ax[1].k == 1;
-    const bool shared_columns = p->desc.format == DP_NXC && AW.out > 1 && AW.s < (AW.k - 1) * AW.d + 1;
+    const bool shared_columns = p->desc.format == DP_NXC && !windows_disjoint(AW);
     p->prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
     p->ctx = plan_ctx(*p);
     p->blocks = nullptr;

@@ -138,6 +138,10 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
     return blocks_win(k, is_max, unit) ? kBlockPasses : doubling_passes(k, is_max);
 }
 
+// Whether an axis's windows share no positions with their neighbours (one
+// window, or a stride past the dilated extent).
+static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
+
 // The W pass of values along a stride-1 undilated axis, by cost in loads (a
 // pass's store and stream counted as kPassLoads): tap by tap, fused with the
 // finish (k loads; fewer with C lanes, taps_loads); factored into two fused
