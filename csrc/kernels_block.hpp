@@ -772,15 +772,37 @@ struct SlideOps<T, kQAvg> {
     static inline void finish(T *o, V acc, int32_t nvalid, float div, QParams q) { finish_narrow<T>(o, acc, nvalid, div, q); }
 };
 
-// The slid passes over a row of C channels: blocks of kSlideVecs vectors,
-// then (with `half`) one of half as many, then (with `one`) single vectors,
-// the last one ending at C (overlapping the one before: maxima and integer
-// sums come out the same in any order).  Calls pass(vectors, first channel)
-// for each; returns the channels done.
+// A row of C channels slid as one block of 3, 5 or 6 vectors where that is
+// all of it (0: none), float maxima whose values are vectors as loaded, on
+// AVX-512 (KW + 2 blocks of 6 vectors fit the 32 registers).  The blocks of
+// 4 vectors and the half block walked such rows twice, the second pass over
+// lines the first had left; one pass took k3 s2 over 48, 80 and 96 channels
+// (f32 and f64, 1 and 2 threads) 0.75-0.94 of the time, and
+// 8 x 96 x 112 x 112 (38 MB) 0.64-0.78.  Maxima of 16-bit floats, with their
+// probes, took 1.34-1.39x in blocks of 6.
+template <typename T, int K>
+constexpr bool kWholeSlides = kSlideVecs<K> == 4 && K == kMax && sizeof(T) == sizeof(typename Traits<T>::Acc);
+template <typename T, int K>
+static inline int whole_slide_vecs(int64_t C) {
+    constexpr int64_t VS = SlideOps<T, K>::lanes;
+    if (!kWholeSlides<T, K> || C % VS) return 0;
+    return C == 3 * VS || C == 5 * VS || C == 6 * VS ? (int)(C / VS) : 0;
+}
+
+// The slid passes over a row of C channels: one block of all of them (with
+// `whole`: whole_slide_vecs), or blocks of kSlideVecs vectors, then (with
+// `half`) one of half as many, then (with `one`) single vectors, the last
+// one ending at C (overlapping the one before: maxima and integer sums come
+// out the same in any order).  Calls pass(vectors, first channel) for each;
+// returns the channels done.
 template <typename T, int K, typename Pass>
-static inline int64_t walk_slide_passes(int64_t C, bool half, bool one, Pass &&pass) {
+static inline int64_t walk_slide_passes(int64_t C, bool whole, bool half, bool one, Pass &&pass) {
     constexpr int NV = kSlideVecs<K>;
     constexpr int64_t VS = SlideOps<T, K>::lanes, SB = NV * VS;
+    if (whole) {
+        pass(whole_slide_vecs<T, K>(C), 0);
+        return C;
+    }
     int64_t c0 = 0;
     for (; c0 + SB <= C; c0 += SB) pass(NV, c0);
     if (half && c0 + SB / 2 <= C) pass(NV / 2, c0), c0 += SB / 2;
@@ -791,12 +813,15 @@ static inline int64_t walk_slide_passes(int64_t C, bool half, bool one, Pass &&p
     return c0;
 }
 
-// How many slid passes walk a row of C channels (maxima and quantized
-// averages: row_slides gives them a half block and single vectors).
+// How many slid passes walk a row of C channels in blocks of kSlideVecs
+// (maxima and quantized averages: row_slides gives them a half block and
+// single vectors), whole blocks aside: past the prefetching floor, k3 s2
+// over 96 channels slid as one block took 1.02-1.10x the time of the
+// prefetched points (32 x 96 x 112 x 112 f32, 1 and 2 threads).
 template <typename T, int K>
 static inline int64_t slide_passes(int64_t C) {
     int64_t n = 0;
-    walk_slide_passes<T, K>(C, K != kAvg, K != kAvg, [&](int, int64_t) { ++n; });
+    walk_slide_passes<T, K>(C, false, K != kAvg, K != kAvg, [&](int, int64_t) { ++n; });
     return n;
 }
 
@@ -903,17 +928,25 @@ static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
 }
 
 // The slid block functions of a row (walk_slide_passes): kSlideVecs
-// vectors, half as many and one vector; float averages have no half block
-// and no single vectors.  Null `block` when the row does not slide.
+// vectors, half as many and one vector, and (whole_slide_vecs) one block of
+// all C channels; float averages have no half block and no single vectors.
+// Null `block` when the row does not slide.
 struct Slides {
-    SlideFn block = nullptr, half = nullptr, one = nullptr;
+    SlideFn block = nullptr, half = nullptr, one = nullptr, whole = nullptr;
 };
 template <typename T, int K, bool Square>
-static Slides row_slides(const AxisPlan &AW, bool s2) {
+static Slides row_slides(const AxisPlan &AW, bool s2, int64_t C) {
     Slides sl;
     sl.block = slide_fn<T, K, kSlideVecs<K>, Square>(AW, s2);
     sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, s2) : nullptr;
     sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, s2) : nullptr;
+    if constexpr (kWholeSlides<T, K>) {
+        switch (sl.block ? whole_slide_vecs<T, K>(C) : 0) {
+        case 3: sl.whole = slide_fn<T, K, 3, Square>(AW, s2); break;
+        case 5: sl.whole = slide_fn<T, K, 5, Square>(AW, s2); break;
+        case 6: sl.whole = slide_fn<T, K, 6, Square>(AW, s2); break;
+        }
+    }
     return sl;
 }
 
@@ -949,9 +982,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // (channel_lead); not from DRAM (prefetching), where the head vector's
     // loads cost the 1-D k4 s4 at 2 threads 1.05-1.21x (1 thread 1.01)
     const int64_t lead = WithIdx || stream || prefetch ? 0 : channel_lead<T>(c);
-    const Slides slides_any = slides ? row_slides<T, K, false>(AW, slide_s2) : Slides{};
+    const Slides slides_any = slides ? row_slides<T, K, false>(AW, slide_s2, C) : Slides{};
     // rows of a square 2-D window that have all of them: the count fixed
-    const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, slide_s2) : Slides{};
+    const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, slide_s2, C) : Slides{};
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -1078,8 +1111,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                    !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
             const Slides &sl = slides_square.block && nrows == AW.k ? slides_square : slides_any;
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
-            c_done = walk_slide_passes<T, K>(C, sl.half != nullptr, sl.one != nullptr, [&](int nv, int64_t c0) {
-                const SlideFn fn = nv == kSlideVecs<K> ? sl.block : nv == 1 ? sl.one : sl.half;
+            c_done = walk_slide_passes<T, K>(C, sl.whole != nullptr, sl.half != nullptr, sl.one != nullptr,
+                                             [&](int nv, int64_t c0) {
+                const SlideFn fn = sl.whole ? sl.whole : nv == kSlideVecs<K> ? sl.block : nv == 1 ? sl.one : sl.half;
                 fn(src_n + c0, roff, nrows, c->ss[4], o_row + c0, c->ds[4], fw0, fw1, AW.pb, div_dh, AW, c,
                    slide_ahead);
             });

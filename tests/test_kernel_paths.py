@@ -612,6 +612,52 @@ def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
     np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=2).execute(x).astype(np.float64))
 
 
+# NXC rows of exactly 3, 5 or 6 vectors of f32 or f64 maxima (48, 80, 96 and
+# 24, 40, 48 channels on AVX-512) slide as one block of all their channels
+# instead of a block of 4 and a half block (other ISAs split them, to the
+# same bits): k3 s2 (even and odd widths, ceil rounding, 3-D), and k3 s1
+# and k2 s1 over rows that are not dense (a view of every other column:
+# dense stride-1 rows go flat instead).
+WHOLE_SLID_CHANNELS = {"f32": (48, 80, 96), "f64": (24, 40, 48)}
+WHOLE_SLID_WINDOWS = [
+    ((1, 9, 12), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 8, 13), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+    ((1, 5, 7, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((1, 7, 20), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 6, 18), dict(kernel=[2, 2], strides=[1, 1])),
+]
+
+
+@pytest.mark.parametrize("dtype", ("f32", "f64"))
+@pytest.mark.parametrize("which", (0, 1, 2))
+@pytest.mark.parametrize("spatial,attrs", WHOLE_SLID_WINDOWS, ids=[str(c[0]) for c in WHOLE_SLID_WINDOWS])
+def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
+    """Every channel of the one block: the reference's maxima exactly, NaNs
+    (first and last vector) in exactly its windows, infinities of both signs;
+    the index path's values and the same bits at 2 and 3 threads."""
+    channels = WHOLE_SLID_CHANNELS[dtype][which]
+    n, *sp = spatial
+    x = np.round(np.random.default_rng(15).standard_normal((n, *sp, channels)) * 8).astype(NUMPY[dtype])
+    if attrs["strides"][-1] == 1:
+        x[..., 1::2, :] = np.nan   # never read: a NaN there would show
+        x = x[..., ::2, :]
+    rows = x.reshape(n, -1, channels)   # (n, positions, channels), a view
+    assert np.shares_memory(rows, x)
+    rows[0, 5, 3] = rows[-1, -4, channels - 1] = np.nan
+    rows[0, 9, channels // 2], rows[0, 10, channels // 2] = np.inf, -np.inf
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
+    assert np.isnan(got).sum() == np.isnan(want).sum() >= 2
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+
+
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
 @pytest.mark.parametrize("exclude_pad", [True, False])
 @pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
