@@ -585,6 +585,16 @@ static inline bool holds_nan(const V (&probes)[N]) {
     for (int j = 0; j < N; ++j) nan |= holds_nan(probes[j]);
     return nan;
 }
+// Float maxima first run without NaN tests: run(probe) sums the values it
+// loads into N zeroed probe vectors.  True when they show no NaN, so that
+// run's results stand; false: the caller runs again with the tests (the
+// first run must only have written what the second rewrites).
+template <typename V, int N, typename Run>
+static inline bool ran_without_nan(Run &&run) {
+    V probe[N] = {};
+    run(probe);
+    return !holds_nan(probe);
+}
 
 // combine() on vectors of accumulators; Nan = false: maxima of operands
 // known to hold no NaN (one instruction for floats, the same result).

@@ -689,11 +689,10 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
     typedef typename Traits<T>::Acc Acc;
     constexpr bool floats = __is_same(Acc, float) || __is_same(Acc, double);
     if constexpr (K == kMax && floats) {
-        if (nrows == 1 || sizeof(T) == 2) {
-            typename Vec<T>::V probe[kFlatVecs] = {};
-            flat_row_kw<T, K, false>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, probe);
-            if (!holds_nan(probe)) return;
-        }
+        if ((nrows == 1 || sizeof(T) == 2) && ran_without_nan<typename Vec<T>::V, kFlatVecs>([&](auto *probe) {
+                flat_row_kw<T, K, false>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, probe);
+            }))
+            return;
     }
     flat_row_kw<T, K, true>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, nullptr);
 }
@@ -905,10 +904,11 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
     // ResNet-50's k3 s2 p1 in bf16 took 0.85 of the time, k3 s2 over 96
     // channels in f16 0.95; f32 ran as fast as with the tests, f64 1.08x.
     if constexpr (K == kMax && sizeof(T) == 2 && __is_same(typename Traits<T>::Acc, float)) {
-        typename SlideOps<T, K>::V probe[NV] = {};
-        slide_block<T, K, KW, S, NV, NR, false>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW,
-                                                c, ahead, probe);
-        if (!holds_nan(probe)) return;
+        if (ran_without_nan<typename SlideOps<T, K>::V, NV>([&](auto *probe) {
+                slide_block<T, K, KW, S, NV, NR, false>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb,
+                                                        div_dh, AW, c, ahead, probe);
+            }))
+            return;
     }
     slide_block<T, K, KW, S, NV, NR, true>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c,
                                            ahead, nullptr);
@@ -1153,16 +1153,16 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         // row without NaN tests, probed, and again with them when the probe
         // shows a NaN.
         if constexpr (probe_points) {
-            if (!stream && ow0 == ow1 && nrows > 0 && C >= VB) {
-                typename Vec<T>::V probe[kBlockVecs] = {};
+            auto untested = [&](auto *probe) {
                 const int64_t b0 = row_blocks ? fw0 : AW.out, b1 = row_blocks ? fw1 : AW.out;
                 const int64_t parts[2][2] = {{0, b0}, {b1, AW.out}};   // the points around the whole windows
                 for (int part = 0; part < 2; ++part) {
                     for (int64_t ow = parts[part][0]; ow < parts[part][1]; ++ow) point(ow, 0, std::false_type{}, probe);
                     if (part == 0 && row_blocks) whole_windows(std::false_type{}, probe);
                 }
-                if (!holds_nan(probe)) continue;
-            }
+            };
+            if (!stream && ow0 == ow1 && nrows > 0 && C >= VB && ran_without_nan<typename Vec<T>::V, kBlockVecs>(untested))
+                continue;
         }
         if (row_blocks) {
             whole_windows(std::true_type{}, nullptr);
