@@ -195,6 +195,11 @@ def make_input(kind, shape, dtype, seed):
     return x.astype(NUMPY[dtype])
 
 
+def bits(a):
+    """An array's bytes, for comparisons that tell +0 from -0 and one NaN from another."""
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
 def tolerance(dtype, x):
     """Absolute tolerance for averages: relative precision of the type times the data scale."""
     eps = {"f32": 2e-6, "f64": 1e-13, "f16": 1e-3, "bf16": 8e-3}[dtype]
@@ -652,7 +657,6 @@ def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
     want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
     np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
     assert np.isnan(got).sum() == np.isnan(want).sum() >= 2
-    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
@@ -755,7 +759,6 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
     got = prim.execute(x)
-    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     np.testing.assert_array_equal(bits(got), bits(_same_pooling_elsewhere(prim, x, kind, dtype, attrs, q)))
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     full = dict(attrs, kind=kind, data_format="NXC", **q)
@@ -816,7 +819,6 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
     got = prim.execute(x)
-    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
@@ -872,7 +874,6 @@ def test_nxc_maxima_of_few_channels_decimated_rows(spatial, attrs, channels, dty
     got = prim.execute(x)
     want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
     np.testing.assert_array_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64))
-    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     np.testing.assert_array_equal(bits(got), bits(_same_pooling_elsewhere(prim, x, "MaxPool", dtype, attrs, {})))
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
 
@@ -1542,7 +1543,6 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     prims = {t: dp.Pooling(pd, num_threads=t) for t in (1, 3)}
     assert ":channel_blocks/" in prims[1].kernel_name, prims[1].kernel_name
     got = prims[1].execute(x)
-    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     np.testing.assert_array_equal(bits(prims[3].execute(x)), bits(got))
     wide = np.zeros((shape[0], 2 * shape[1], *shape[2:-1], 2 * shape[-1]), x.dtype)
     view = wide[:, ::2, ..., ::2]
