@@ -882,35 +882,42 @@ _GUARD_PAGE_CHILD = """
 import ctypes, mmap, sys, numpy as np, ml_dtypes, dnnpool as dp
 libc = ctypes.CDLL(None, use_errno=True)
 page = mmap.PAGESIZE
+windows = [((7, 9), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+           ((7, 9), dict(kernel=[2, 2], strides=[2, 2])), ((7, 9), dict(kernel=[3, 3], strides=[2, 2])),
+           ((7, 9), dict(kernel=[3, 3], strides=[1, 3], pads_begin=[1, 0], pads_end=[1, 2])),
+           ((5, 8, 7), dict(kernel=[3, 3, 3], strides=[2, 3, 2], pads_begin=[0, 1, 1], pads_end=[0, 1, 1]))]
 for dtype, np_dtype in (("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("u8", np.uint8), ("f64", np.float64)):
-    for channels in (1, 3, 8, 12):
-        for attrs in (dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]),
-                      dict(kernel=[2, 2], strides=[2, 2]), dict(kernel=[3, 3], strides=[2, 2])):
-            shape = (1, 7, 9, channels)
-            nbytes = int(np.prod(shape)) * np.dtype(np_dtype).itemsize
-            pages = -(-nbytes // page) + 1
-            buf = mmap.mmap(-1, pages * page)
-            base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
-            # the page after the array's last byte may not be read
-            assert libc.mprotect(ctypes.c_void_p(base + (pages - 1) * page), page, 0) == 0   # PROT_NONE
-            raw = np.frombuffer(buf, np.uint8, count=nbytes, offset=(pages - 1) * page - nbytes)
-            x = raw.view(np_dtype).reshape(shape)
-            x[...] = (np.arange(x.size).reshape(shape) % 97).astype(np_dtype)
-            pd = dp.PoolingDesc("MaxPool", shape, dtype, data_format="NXC", **attrs)
-            got = dp.Pooling(pd).execute(x)
-            want = dp.Pooling(pd).execute(np.ascontiguousarray(np.pad(x, [(0, 1), (0, 0), (0, 0), (0, 0)])[:1]))
-            assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (dtype, channels, attrs)
-            del x, raw
+    for channels, kind, (spatial, attrs) in (
+            (channels, kind, window) for channels in (1, 3, 8, 12) for kind in ("MaxPool", "AvgPool")
+            for window in windows):
+        if kind == "AvgPool" and dtype == "u8":
+            continue   # quantized averages: their own parameters, the same point code
+        shape = (1, *spatial, channels)
+        nbytes = int(np.prod(shape)) * np.dtype(np_dtype).itemsize
+        pages = -(-nbytes // page) + 1
+        buf = mmap.mmap(-1, pages * page)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        # the page after the array's last byte may not be read
+        assert libc.mprotect(ctypes.c_void_p(base + (pages - 1) * page), page, 0) == 0   # PROT_NONE
+        raw = np.frombuffer(buf, np.uint8, count=nbytes, offset=(pages - 1) * page - nbytes)
+        x = raw.view(np_dtype).reshape(shape)
+        x[...] = (np.arange(x.size).reshape(shape) % 97).astype(np_dtype)
+        pd = dp.PoolingDesc(kind, shape, dtype, data_format="NXC", **attrs)
+        got = dp.Pooling(pd).execute(x)
+        want = dp.Pooling(pd).execute(np.ascontiguousarray(np.pad(x, [(0, 1)] + [(0, 0)] * (x.ndim - 1))[:1]))
+        assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (dtype, kind, channels, attrs)
+        del x, raw
 print("ok")
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes: Linux")
 def test_points_under_a_vector_of_channels_never_read_past_src():
-    """Points of fewer channels than a vector read whole vectors, past their
-    own channels: with a page no process may read right after src's last
-    byte, the pooling still runs (in a child: a fault would kill it) and
-    matches src copied into a larger buffer."""
+    """Points of fewer channels than a vector (maxima and averages, windows
+    whole or cut by the padding) read whole vectors, past their own channels:
+    with a page no process may read right after src's last byte, the pooling
+    still runs (in a child: a fault would kill it) and matches, bit for bit,
+    src copied into a larger buffer (where the last points read vectors)."""
     run = run_python(["-c", _GUARD_PAGE_CHILD], timeout=120)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert run.stdout.strip() == "ok"
