@@ -886,13 +886,20 @@ windows = [((7, 9), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_
            ((7, 9), dict(kernel=[2, 2], strides=[2, 2])), ((7, 9), dict(kernel=[3, 3], strides=[2, 2])),
            ((7, 9), dict(kernel=[3, 3], strides=[1, 3], pads_begin=[1, 0], pads_end=[1, 2])),
            ((5, 8, 7), dict(kernel=[3, 3, 3], strides=[2, 3, 2], pads_begin=[0, 1, 1], pads_end=[0, 1, 1]))]
+# NCX planes narrower than a vector whose border rows have taps of their own
+# (the separable plane path): a vector a tap reads on into the next rows
+planes = [((14, 14), dict(kernel=[5, 1], pads_begin=[2, 0], pads_end=[2, 0])),
+          ((9, 7), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+          ((6, 5), dict(kernel=[5, 3], pads_begin=[2, 1], pads_end=[2, 1]))]
+cases = [("NXC", channels, kind, window) for channels in (1, 3, 8, 12) for kind in ("MaxPool", "AvgPool")
+         for window in windows]
+cases += [("NCX", channels, kind, window) for channels in (1, 3) for kind in ("MaxPool", "AvgPool")
+          for window in planes]
 for dtype, np_dtype in (("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("u8", np.uint8), ("f64", np.float64)):
-    for channels, kind, (spatial, attrs) in (
-            (channels, kind, window) for channels in (1, 3, 8, 12) for kind in ("MaxPool", "AvgPool")
-            for window in windows):
+    for layout, channels, kind, (spatial, attrs) in cases:
         if kind == "AvgPool" and dtype == "u8":
             continue   # quantized averages: their own parameters, the same point code
-        shape = (1, *spatial, channels)
+        shape = (1, *spatial, channels) if layout == "NXC" else (1, channels, *spatial)
         nbytes = int(np.prod(shape)) * np.dtype(np_dtype).itemsize
         pages = -(-nbytes // page) + 1
         buf = mmap.mmap(-1, pages * page)
@@ -902,10 +909,10 @@ for dtype, np_dtype in (("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("u8"
         raw = np.frombuffer(buf, np.uint8, count=nbytes, offset=(pages - 1) * page - nbytes)
         x = raw.view(np_dtype).reshape(shape)
         x[...] = (np.arange(x.size).reshape(shape) % 97).astype(np_dtype)
-        pd = dp.PoolingDesc(kind, shape, dtype, data_format="NXC", **attrs)
+        pd = dp.PoolingDesc(kind, shape, dtype, data_format=layout, **attrs)
         got = dp.Pooling(pd).execute(x)
         want = dp.Pooling(pd).execute(np.ascontiguousarray(np.pad(x, [(0, 1)] + [(0, 0)] * (x.ndim - 1))[:1]))
-        assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (dtype, kind, channels, attrs)
+        assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (dtype, layout, kind, channels, attrs)
         del x, raw
 print("ok")
 """
@@ -922,6 +929,35 @@ def test_points_under_a_vector_of_channels_never_read_past_src():
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert run.stdout.strip() == "ok"
 
+
+
+# NCX planes narrower than a vector under "same" stride-1 windows (the
+# separable plane path): runs of rows with the same taps pool together; a
+# border row, with taps of its own, is a run under a vector, pooled a vector
+# a tap reading on into the next rows while that stays inside src (the last
+# plane's lane by lane: the guard-page test above covers both).
+NARROW_PLANES = [((4, 3, 14, 14), dict(kernel=[5, 1], pads_begin=[2, 0], pads_end=[2, 0])),
+                 ((2, 2, 9, 7), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+                 ((1, 3, 6, 5), dict(kernel=[5, 3], pads_begin=[2, 1], pads_end=[2, 1]))]
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+@pytest.mark.parametrize("shape,attrs", NARROW_PLANES, ids=[str(c[0]) for c in NARROW_PLANES])
+def test_ncx_narrow_planes_pool_their_border_rows(shape, attrs, kind, dtype):
+    """The reference's values (maxima exactly, with NaNs and infinities; averages
+    within the type's rounding, the divisor with and without the padding) and the
+    same bits at 3 threads."""
+    x = _integers(shape, dtype, 5) if dtype == "u8" else make_input(kind, shape, dtype, 5)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=shape[-1] % 2 == 1)
+    pd = dp.PoolingDesc(kind, shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable+plane"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NCX"))
+    assert_matches_reference(got, want, kind, dtype, x)
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
 
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
