@@ -930,7 +930,6 @@ def test_points_under_a_vector_of_channels_never_read_past_src():
     assert run.stdout.strip() == "ok"
 
 
-
 # NCX planes narrower than a vector under "same" stride-1 windows (the
 # separable plane path): runs of rows with the same taps pool together; a
 # border row, with taps of its own, is a run under a vector, pooled a vector
@@ -958,6 +957,7 @@ def test_ncx_narrow_planes_pool_their_border_rows(shape, attrs, kind, dtype):
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NCX"))
     assert_matches_reference(got, want, kind, dtype, x)
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+
 
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
