@@ -271,6 +271,16 @@ struct IdxVec {
     }
 };
 
+// One past src's last element, from its strides (a negative stride gives
+// less, so reads bounded by it stay inside src): kernels whose vectors read
+// past a point's or a row's own values stop where these reads would pass it.
+template <typename T>
+static inline const T *past_src(const ExecCtx *c) {
+    const AxisPlan *A = c->ax;
+    return (const T *)c->src + (c->N - 1) * c->ss[0] + (c->C - 1) * c->ss[1] + (A[0].in - 1) * c->ss[2] +
+           (A[1].in - 1) * c->ss[3] + (A[2].in - 1) * c->ss[4] + 1;
+}
+
 // The (d, h) rows of output (od, oh)'s window that lie inside the input, in
 // scan order: their src offsets and their index values; returns how many.
 static inline int64_t window_rows(const ExecCtx *c, int64_t od, int64_t oh, int64_t *roff, int64_t *ridx) {

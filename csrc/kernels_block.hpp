@@ -998,7 +998,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // points_row_any: rows of fewer channels than a block (past the
     // prefetching floor their points go one by one, prefetched); under a
     // vector, a point's vector reads on past its channels, so only points
-    // whose reads end inside src (at src_last) go this way
+    // whose reads end inside src (before src_end) go this way
     const bool few_channels = !WithIdx && !stream && !prefetch && C < VB && AW.s > 0 && c->ss[4] > 0;
     // blocks_row_any: rows of a block of channels or more (quantized
     // averages keep their 16-bit blocks)
@@ -1011,8 +1011,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const bool decimate = K == kMax && !WithIdx && !stream && 2 * C <= Vec<T>::lanes && AW.s == 2 && AW.d == 1 &&
                           (AW.k == 2 || AW.k == 3) && AW.pb < AW.k && AW.kend[AW.out - 1] > AW.kbeg[AW.out - 1] &&
                           c->ss[4] == C && c->ds[4] == C;
-    const T *src_last = src + (c->N - 1) * c->ss[0] + (C - 1) + (AD.in - 1) * c->ss[2] + (AH.in - 1) * c->ss[3] +
-                        (AW.in - 1) * c->ss[4];
+    const T *src_end = past_src<T>(c);
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's or decimated_row's pooled rows, 64-byte aligned (after a
@@ -1042,8 +1041,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         }
         const int64_t div_dh = AD.div[od] * AH.div[oh];
         const T *src_n = src + n * c->ss[0];
-        int64_t row_reach = 0;   // the furthest of the window's rows
-        for (int64_t rr = 0; C < Vec<T>::lanes && rr < nrows; ++rr) row_reach = roff[rr] > row_reach ? roff[rr] : row_reach;
+        int64_t row_reach = 0;   // under a vector of channels: the furthest of the window's rows
+        for (int64_t rr = 0; C < Vec<T>::lanes && rr < nrows; ++rr)
+            row_reach = roff[rr] > row_reach ? roff[rr] : row_reach;
         // Output point ow, channels [c_first, C); without NaN tests in the
         // full blocks when nan is false (probe_points).
         auto point = [&](int64_t ow, int64_t c_first, auto nan, typename Vec<T>::V *probe) {
@@ -1095,7 +1095,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                     block_point<T, K, true, nan.value>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c,
                                                        probe);
                 if (c0 == 0 && C < Vec<T>::lanes && nvalid > 0 &&
-                    p0 + row_reach + (nkw - 1) * kstep + Vec<T>::lanes <= src_last + 1) {
+                    p0 + row_reach + (nkw - 1) * kstep + Vec<T>::lanes <= src_end) {
                     // Under a vector: one vector from channel 0, its lanes
                     // past C reading the next positions (inside src), as
                     // points_row's; a lane at a time cost the border points
@@ -1144,9 +1144,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             const int64_t pstep = AW.s * c->ss[4];
             int64_t np = fw1 - fw0;
             if (C < Vec<T>::lanes) {   // the points whose last tap's vector ends inside src
-                int64_t last = 0;
-                for (int64_t rr = 0; rr < nrows; ++rr) last = roff[rr] > last ? roff[rr] : last;
-                const int64_t room = (src_last + 1) - (p + last + (AW.k - 1) * AW.d * c->ss[4] + Vec<T>::lanes);
+                const int64_t room = src_end - (p + row_reach + (AW.k - 1) * AW.d * c->ss[4] + Vec<T>::lanes);
                 np = room < 0 ? 0 : (room / pstep + 1 < np ? room / pstep + 1 : np);
             }
             points_row_any<T, K>(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep,

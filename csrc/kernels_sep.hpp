@@ -108,8 +108,7 @@ struct SepPass {
         voff = at<int64_t>(scr, g.voff);
         wdiv = at<Div>(scr, g.wdiv);
         wcnt = at<int32_t>(scr, g.wcnt);
-        src_end = (const T *)c->src + (c->N - 1) * c->ss[0] + (c->C - 1) * c->ss[1] + (AD.in - 1) * c->ss[2] +
-                  (AH.in - 1) * c->ss[3] + (AW.in - 1) * c->ss[4] + 1;
+        src_end = past_src<T>(c);
         all_w = true;
         for (int64_t ow = 0; ow < AW.out; ++ow) {
             all_w = all_w && AW.kend[ow] > AW.kbeg[ow];
