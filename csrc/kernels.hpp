@@ -740,6 +740,56 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
     }
 }
 
+// taps_reduce over nr rows with the same taps, row r at X + r * xs and Y + r
+// * ys, each of n >= Vec<T>::lanes values.  A row under kFuseVecs vectors
+// gives taps_reduce too few independent chains to hide the combine latency
+// (rows of 28 floats: two chains of nt dependent combines per row); here the
+// vectors of consecutive rows (each row's last overlapping the one before,
+// as in taps_reduce) are reduced kRowVecs at a time.  The same taps in the
+// same order: the same bits as taps_reduce row by row.
+constexpr int kRowVecs = 8;
+
+template <int G, typename T, int K, bool Into, bool Nan, typename S>
+static inline __attribute__((always_inline)) void taps_units(typename Traits<T>::Acc *__restrict Y, const S *__restrict X,
+                                                             const int64_t *yo, const int64_t *xo, const int64_t *off,
+                                                             int64_t nt) {
+    typedef typename Vec<T>::V V;
+    V acc[G];
+    for (int j = 0; j < G; ++j)
+        acc[j] = Into ? *(const typename Vec<T>::VU *)(Y + yo[j]) : load_any<T>(X + xo[j] + off[0]);
+    for (int64_t t = Into ? 0 : 1; t < nt; ++t)
+        for (int j = 0; j < G; ++j) acc[j] = vcombine<K, Nan>(acc[j], load_any<T>(X + xo[j] + off[t]));
+    for (int j = 0; j < G; ++j) store_vec<T>(Y + yo[j], acc[j]);
+}
+
+template <typename T, int K, typename S, bool Into = false, bool Nan = true>
+static void taps_reduce_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, const S *__restrict X, int64_t xs,
+                             const int64_t *off, int64_t nt, int64_t n, int64_t nr) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    // Continued sums cannot overlap vectors (the overlap would count twice).
+    if (n < VL || (Into && K != kMax && n % VL)) {
+        for (int64_t r = 0; r < nr; ++r) taps_reduce<T, K, false, S, Into, Nan>(Y + r * ys, nullptr, X + r * xs, nullptr, off, nt, n);
+        return;
+    }
+    const int64_t per = (n + VL - 1) / VL;
+    int64_t yo[kRowVecs], xo[kRowVecs];
+    int u = 0;
+    for (int64_t r = 0; r < nr; ++r)
+        for (int64_t j = 0; j < per; ++j) {
+            const int64_t x = j * VL < n - VL ? j * VL : n - VL;
+            yo[u] = r * ys + x;
+            xo[u] = r * xs + x;
+            if (++u == kRowVecs) {
+                taps_units<kRowVecs, T, K, Into, Nan>(Y, X, yo, xo, off, nt);
+                u = 0;
+            }
+        }
+    int at = 0;
+    if (u - at >= 4) taps_units<4, T, K, Into, Nan>(Y, X, yo + at, xo + at, off, nt), at += 4;
+    if (u - at >= 2) taps_units<2, T, K, Into, Nan>(Y, X, yo + at, xo + at, off, nt), at += 2;
+    if (u - at >= 1) taps_units<1, T, K, Into, Nan>(Y, X, yo + at, xo + at, off, nt);
+}
+
 // G windows of k consecutive rows (k >= G), window g over rows X + (g + t) *
 // rs for t < k, NV vectors from value x of each row, each result handed to
 // put(g, x + j * VL, v): a van Herk block of G windows in registers.  Rows

@@ -800,9 +800,17 @@ struct SepPass {
         const T *src_od = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
         const Acc id = identity<T, K>();
         const int64_t dstep = AD.d * c->ss[2], hstep = AH.d * c->ss[3], s3 = c->ss[3];   // locals: voff may alias c
+        const T *base = src_od + (j0 - AW.pb) * c->ss[4];
+        const int64_t len = (j1 - j0) * L, grp = g.align;
+        // Tap by tap over rows under kFuseVecs vectors: runs of full windows
+        // (their taps AH.s src rows apart) go together (taps_reduce_rows),
+        // from the offsets of the run's first row.
+        const bool runs = grp < 2 && dense_rows() && len < kFuseVecs * Vec<T>::lanes;
+        auto full = [&](int64_t oh) { return AH.kend[oh] - AH.kbeg[oh] == AH.k; };
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
             const int64_t row0 = (oh * AH.s - AH.pb + kh0 * AH.d) * s3;
+            if (runs && oh > oh0 && full(oh) && full(oh - 1)) continue;
             int64_t *__restrict off = voff + r * tmax;
             for (int64_t t = 0; t < planes; ++t)
                 for (int64_t kh = 0; kh < nkh; ++kh) *off++ = t * dstep + row0 + kh * hstep;
@@ -819,11 +827,8 @@ struct SepPass {
             fill_pad<T>(stack + r * xl, id, j0 * L);   // spills are overwritten below
             fill_pad<T>(stack + r * xl + j1 * L, id, (g.xlen - j1) * L);
         }
-        const T *base = src_od + (j0 - AW.pb) * c->ss[4];
-        const int64_t len = (j1 - j0) * L;
         // One output row, or windows of one row: no reuse to keep, whole rows.
         const int64_t sv = oh1 - oh0 == 1 || tmax == 1 ? len : kStripValues;
-        const int64_t grp = g.align;
         if (grp >= 2) {
             if constexpr (kProbed) {
                 // C lanes (chunks of a few rows): the shared blocks probed.
@@ -848,16 +853,28 @@ struct SepPass {
             shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
             return;
         }
-        const int64_t ahead = rows_ahead();
+        const int64_t ahead = rows_ahead(), rstep = AH.s * s3;
         for (int64_t x = 0; x < len; x += sv) {
             const int64_t m = len - x < sv ? len - x : sv;
             for (int64_t p0 = 0; p0 < tmax; p0 += part)
-                for (int64_t oh = oh0; oh < oh1; ++oh) {
+                for (int64_t oh = oh0, oe; oh < oh1; oh = oe) {
                     const int64_t r = oh - oh0, left = planes * (AH.kend[oh] - AH.kbeg[oh]) - p0;
+                    oe = oh + 1;
+                    if (runs && full(oh))
+                        while (oe < oh1 && full(oe)) ++oe;
                     if (left <= 0) continue;
-                    if (ahead && p0 == 0) prefetch_window<T>(base + x + ahead, voff + r * tmax, left, 1, 0, m * (int64_t)sizeof(T));
-                    taps_pass<T, K>(stack + r * xl + j0 * L + x, base + x, voff + r * tmax + p0,
-                                    left < part ? left : part, m, p0 > 0);
+                    const int64_t *off = voff + r * tmax;
+                    if (ahead && p0 == 0)
+                        for (int64_t q = 0; q < oe - oh; ++q)
+                            prefetch_window<T>(base + x + q * rstep + ahead, off, left, 1, 0, m * (int64_t)sizeof(T));
+                    const int64_t nt = left < part ? left : part;
+                    Acc *y = stack + r * xl + j0 * L + x;
+                    if (oe - oh > 1) {
+                        if (p0 > 0) taps_reduce_rows<T, K, T, true>(y, xl, base + x, rstep, off + p0, nt, m, oe - oh);
+                        else taps_reduce_rows<T, K, T>(y, xl, base + x, rstep, off, nt, m, oe - oh);
+                    } else {
+                        taps_pass<T, K>(y, base + x, voff + r * tmax + p0, nt, m, p0 > 0);
+                    }
                 }
         }
     }

@@ -959,6 +959,44 @@ def test_ncx_narrow_planes_pool_their_border_rows(shape, attrs, kind, dtype):
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
 
 
+# NCX rows under four vectors whose H windows are strided (no rows shared
+# between neighbouring windows): the D/H taps of a run of full windows are
+# reduced together, the vectors of several rows at once (a row's last vector
+# overlapping the one before); border windows and rows under a vector row by
+# row.  Views narrower than their rows keep planes 4 KB apart, so the taps go
+# in passes that continue the partial results (sums over rows that end
+# mid-vector take those row by row).
+SHORT_STRIDED_ROWS = [
+    ((1, 3, 6, 12, 28), dict(kernel=[3, 3, 3], strides=[1, 2, 3], pads_begin=[1, 1, 0], pads_end=[1, 1, 0])),
+    ((2, 3, 11, 16), dict(kernel=[3, 2], strides=[2, 1], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 2, 9, 10), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 2, 15, 40), dict(kernel=[3, 3], strides=[2, 3], dilations=[2, 1], pads_begin=[1, 1], pads_end=[1, 1],
+                          rounding_type="ceil")),
+    ((1, 2, 11, 32, 32), dict(kernel=[9, 3, 3], strides=[1, 2, 3], pads_begin=[4, 0, 0], pads_end=[4, 0, 0])),
+    ((1, 2, 11, 32, 30), dict(kernel=[9, 3, 3], strides=[1, 2, 3], pads_begin=[4, 0, 0], pads_end=[4, 0, 0])),
+]
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+@pytest.mark.parametrize("shape,attrs", SHORT_STRIDED_ROWS, ids=[str(c[0]) for c in SHORT_STRIDED_ROWS])
+def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind, dtype):
+    """The reference's values (maxima exactly, with NaNs and infinities;
+    averages within the type's rounding) and the same bits at 3 threads."""
+    wide = shape[:-1] + (32,) if shape[-1] == 30 else shape
+    x = _integers(wide, dtype, 6) if dtype == "u8" else make_input(kind, wide, dtype, 6)
+    x = x[..., :shape[-1]]
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
+    pd = dp.PoolingDesc(kind, shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(np.ascontiguousarray(x), dict(attrs, kind=kind, data_format="NCX"))
+    assert_matches_reference(got, want, kind, dtype, x)
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+
+
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
     raw = np.empty(x.nbytes + 128, np.uint8)
