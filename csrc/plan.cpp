@@ -449,6 +449,7 @@ constexpr int64_t kBlockMaxRow = 20, kBlockMinChannels = 4;
 constexpr int64_t kBlockMaxPlaneRow = 13, kBlockMinPlaneChannels = 32;   // against the "same" plane path
 constexpr int64_t kBlockMaxDepthRow = 56, kBlockMinDepthChannels = 16;    // stride-1 windows with depth taps
 constexpr int64_t kBlockMaxWideRow = 42, kBlockMinWideChannels = 32;      // many channels of 16 bits or more
+constexpr int64_t kBlockMaxDepthTapsRow = 36;                             // strided windows with depth taps
 bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     if (variant != kSepPlane || indices || p.desc.channels < 2) return false;
     const int forced = channel_blocks_override();
@@ -468,12 +469,20 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     // strided windows or not; 0.99-1.12 at 8 bits, 1.0-2.8 below 32 channels,
     // and rows of 56 were mixed (0.6-1.5).  The "same" plane path still wins
     // there (1.5-1.8; the check below).
+    // Strided windows with depth taps over rows of 21-36, whole vectors of
+    // channels from 16 on (30 3-D problems at 16 channels, f32 and f16; 6 in
+    // bf16): 0.18-0.77 where the windows hold at least twice the taps the
+    // strides skip (prod k >= 2 prod s), 0.96-1.47 below that or over rows of
+    // 40; a last block of 4-12 channels made it 1.0-2.8 (20-28 channels),
+    // 8-bit values 0.6-2.0.
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, W = AW.in;
     const bool depth_slide = AD.k > 1 && AD.s == 1 && AH.s == 1 && AW.s == 1 && C >= kBlockMinDepthChannels &&
                              W <= kBlockMaxDepthRow;
+    const bool depth_taps = AD.k > 1 && C >= kBlockMinDepthChannels && C % block_lanes(p) == 0 && dp_dtype_size(p.desc.dtype) >= 2 &&
+                            W <= kBlockMaxDepthTapsRow && AD.k * AH.k * AW.k >= 2 * AD.s * AH.s * AW.s;
     const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && dp_dtype_size(p.desc.dtype) >= 2;
-    if (!depth_slide && !wide && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
+    if (!depth_slide && !depth_taps && !wide && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
     // a block of one vector's channels fits the budget L2 can hold
     return block_lanes(p) * block_plane_bytes(p) <= kBlockMaxBytes;

@@ -1588,13 +1588,15 @@ def test_8bit_maxpool_indices_over_small_strided_ncx_windows(dtype, k, s, p, sha
 
 
 # NCX planes of short rows (up to 20 positions) from 4 channels on, of rows up
-# to 42 from 32 channels on (16- and 32-bit values), and of rows up to 56
-# under stride-1 windows with depth taps from 16 channels on, go to the
-# channel kernels a block of channels at a time, moved channels-last and back
-# in tiles (16-bit values in pairs of positions, 8-bit ones widened, then
-# single tiles) with scalar tails.  Partial blocks of channels, planes that
-# are not a whole number of tiles (49 positions: a pair tile, a tile and one
-# left), 1-D to 3-D, dilated and ceil-rounded windows.
+# to 42 from 32 channels on (16- and 32-bit values), of rows up to 56 under
+# stride-1 windows with depth taps from 16 channels on, and of rows up to 36
+# under strided windows with depth taps over whole vectors of channels (16-
+# and 32-bit values), go to the channel kernels a block of channels at a
+# time, moved channels-last and back in tiles (16-bit values in pairs of
+# positions, 8-bit ones widened, then single tiles) with scalar tails.
+# Partial blocks of channels, planes that are not a whole number of tiles (49
+# positions: a pair tile, a tile and one left), 1-D to 3-D, dilated and
+# ceil-rounded windows.
 CHANNEL_BLOCK_CASES = [
     ((2, 40, 7, 7), dict(kernel=[3, 3])),
     ((1, 20, 5, 9, 14), dict(kernel=[3, 3, 3], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
@@ -1657,6 +1659,12 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], "f32", True),    # stride-1 depth taps, rows up to 56
     ((1, 8, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], "f32", False),    # ... from 16 channels on
     ((1, 32, 4, 14, 48), [3, 3, 3], [2, 2, 2], [1, 0, 1], "f32", False),   # strided: rows up to 42 only
+    ((1, 16, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "f32", True),  # strided depth taps, rows up to 36 ...
+    ((1, 16, 16, 36, 36), [3, 3, 3], [2, 2, 2], [1, 1, 1], "f16", True),  # ...
+    ((1, 16, 16, 37, 37), [3, 3, 3], [2, 2, 2], [1, 1, 1], "f32", False),  # ... not longer
+    ((1, 20, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "f32", False),  # ... whole vectors of channels only
+    ((1, 16, 5, 46, 25), [3, 2, 3], [3, 3, 3], [0, 0, 1], "f32", False),   # ... windows of twice the taps strides skip
+    ((1, 16, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "u8", False),   # ... 16- and 32-bit values
 ])
 def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks):
     attrs = dict(kernel=kernel, strides=strides, pads_begin=pads, pads_end=pads)
