@@ -515,6 +515,20 @@ struct SepPass {
         }
     }
 
+    // split_phases for positions of L (fewer than a vector's) values: a
+    // 64-byte copy per position, whose spill past it the next position's
+    // copy overwrites (the last one's lands in the buffers' slack).
+    template <typename V>
+    static void split_lane_phases(const V *__restrict x, V *__restrict ph, int64_t len, int64_t s, int64_t L) {
+        constexpr int64_t B = 64 / sizeof(V);
+        for (int64_t p = 0; p < s; ++p)
+            for (int64_t q = 0; q < len; ++q) {
+                const V *from = x + (q * s + p) * L;
+                V *to = ph + (p * len + q) * L;
+                for (int64_t b = 0; b < L; b += B) __builtin_memcpy(to + b, from + b, 64);
+            }
+    }
+
     // Y[x] = X[x*S] (+) ... (+) X[x*S + KW-1]: the common small strided
     // windows in one pass (the compiler turns the fixed pattern into shuffles).
     template <int S, int KW>
@@ -571,7 +585,7 @@ struct SepPass {
             taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, k, nout);
             return;
         }
-        if (Lanes) {   // lanes are the unit-stride stream: one fused pass per output
+        if (Lanes && !g.w_phases) {   // lanes of a vector or more: one fused pass per output
             *yw = AW.out;
             for (int64_t kw = 0; kw < k; ++kw) toff[kw] = kw * d * L;
             for (int64_t r = 0; r < nr; ++r)
@@ -583,18 +597,23 @@ struct SepPass {
         }
         const int64_t plen = g.phase_len, total = nr * plen;
         *yw = plen;
-        if constexpr (!I) {
+        if constexpr (!I && !Lanes) {
             if (d == 1 && strided_reduce_fixed(X, Y, (nr - 1) * plen + AW.out, s, k)) return;
         }
-        split_phases(X, PH, total, s);
-        if constexpr (I) split_phases(Xi, PHi, total, s);
+        if constexpr (Lanes) {
+            split_lane_phases(X, PH, total, s, L);
+            if constexpr (I) split_lane_phases(Xi, PHi, total, s, L);
+        } else {
+            split_phases(X, PH, total, s);
+            if constexpr (I) split_phases(Xi, PHi, total, s);
+        }
         for (int64_t kw = 0, p = 0, q = 0; kw < k; ++kw) {
-            toff[kw] = p * total + q;
+            toff[kw] = (p * total + q) * L;
             p += d % s;
             q += d / s;
             if (p >= s) { p -= s; ++q; }
         }
-        taps_reduce<T, K, I, Acc>(Y, Yi, PH, PHi, toff, k, (nr - 1) * plen + AW.out);
+        taps_reduce<T, K, I, Acc>(Y, Yi, PH, PHi, toff, k, ((nr - 1) * plen + AW.out) * L);
     }
 
     // Y row r = taps kh of X rows r*s + kh*d (rows of w values); X may be destroyed.

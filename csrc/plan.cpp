@@ -295,7 +295,11 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
     size_t at = 0;
     g.xp = at; at = align64(at + xp_n * as);
     g.xpi = at; at = align64(at + xp_n * ix);
-    const int64_t ph_n = (lanes == 1 && AW.s > 1) || g.h_fact ? xp_n : 0;
+    // A strided W pass over positions of fewer lanes than a vector splits the
+    // rows into stride phases, so every tap is one unit-stride stream (C lanes
+    // of a vector or more pool each output's taps straight from the row).
+    g.w_phases = AW.s > 1 && lanes * acc_size(p.desc.dtype) < isa_vec_bytes(p.isa);
+    const int64_t ph_n = g.w_phases || g.h_fact ? xp_n : 0;
     g.ph = at; at = align64(at + ph_n * as);
     g.phi = at; at = align64(at + ph_n * ix);
     const int64_t nt = AW.k > AD.k * AH.k ? AW.k : AD.k * AH.k;

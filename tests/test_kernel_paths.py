@@ -997,6 +997,59 @@ def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind,
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
 
 
+# NXC rows of fewer channels than a vector under strided windows too large
+# for the channel kernels' points (separable_lanes): the W pass splits each
+# row into stride phases (a 64-byte copy per position), then pools every tap
+# as one unit-stride stream.  Dilated, ceil-rounded, 2-D and 3-D; the values
+# pass and, with indices, the rows pass.
+LANE_PHASES = [
+    (3, (2, 20, 57), dict(kernel=[5, 5], strides=[2, 2], pads_begin=[1, 2], pads_end=[1, 2])),
+    (5, (1, 19, 40), dict(kernel=[5, 5], strides=[3, 2], dilations=[1, 2], pads_begin=[1, 1], pads_end=[1, 2],
+                          rounding_type="ceil")),
+    (7, (1, 6, 8, 25), dict(kernel=[3, 3, 5], strides=[2, 2, 2], pads_begin=[1, 1, 2], pads_end=[1, 1, 2])),
+    (15, (1, 12, 33), dict(kernel=[7, 7], strides=[4, 4], pads_begin=[3, 3], pads_end=[3, 3])),
+]
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64"), ("AvgPool", "u8")])
+@pytest.mark.parametrize("channels,spatial,attrs", LANE_PHASES, ids=[str(c[:2]) for c in LANE_PHASES])
+def test_nxc_strided_rows_of_few_channels_split_into_phases(channels, spatial, attrs, kind, dtype):
+    """The bits of the same channels pooled as part of 128 (a fused pass per
+    output), at 1 and 3 threads, and the reference's values; maxima also with
+    indices."""
+    n, *sp = spatial
+    quantized = dtype == "u8"
+    x = _integers((n, *sp, channels), dtype, 23) if quantized else \
+        np.ascontiguousarray(np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 23), 1, -1))
+    q = dict(src_scale=0.05, src_zero_point=7, dst_scale=0.04, dst_zero_point=3) if quantized and kind == "AvgPool" else {}
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=channels % 2 == 1)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs, **q)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable_lanes"), prim.kernel_name
+    got = prim.execute(x)
+    wide = np.zeros((*x.shape[:-1], 128), x.dtype)
+    wide[..., :channels] = x
+    elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q))
+    np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    full = dict(attrs, kind=kind, data_format="NXC", **q)
+    if q:
+        assert_quantized_matches_reference(got, x, full)
+        return
+    if quantized:
+        np.testing.assert_array_equal(got, reference.pool(x, full))
+    else:
+        want, _ = reference.padded_formulation(x, full)
+        assert_matches_reference(got, want, kind, dtype, x)
+    if kind == "MaxPool":
+        values, idx = prim.execute(x, with_indices=True)
+        _, want_idx = reference.padded_formulation(x, full)
+        np.testing.assert_array_equal(values.astype(np.float64), got.astype(np.float64))   # +0, -0 ties: either
+        np.testing.assert_array_equal(idx, want_idx)
+
+
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
     raw = np.empty(x.nbytes + 128, np.uint8)
