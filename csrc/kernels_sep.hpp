@@ -515,18 +515,26 @@ struct SepPass {
         }
     }
 
-    // split_phases for positions of L (fewer than a vector's) values: a
-    // 64-byte copy per position, whose spill past it the next position's
-    // copy overwrites (the last one's lands in the buffers' slack).
-    template <typename V>
-    static void split_lane_phases(const V *__restrict x, V *__restrict ph, int64_t len, int64_t s, int64_t L) {
-        constexpr int64_t B = 64 / sizeof(V);
+    // split_phases for positions of L (fewer than a vector's) values: a copy
+    // of the 16, 32 or 64 bytes that hold a position, whose spill past it the
+    // next position's copy overwrites (the last one's lands in the buffers'
+    // slack of 64 values).
+    template <int B, typename V>
+    static void copy_lane_phases(const V *__restrict x, V *__restrict ph, int64_t len, int64_t s, int64_t L) {
+        const int64_t bytes = L * (int64_t)sizeof(V);
         for (int64_t p = 0; p < s; ++p)
             for (int64_t q = 0; q < len; ++q) {
-                const V *from = x + (q * s + p) * L;
-                V *to = ph + (p * len + q) * L;
-                for (int64_t b = 0; b < L; b += B) __builtin_memcpy(to + b, from + b, 64);
+                const char *from = (const char *)(x + (q * s + p) * L);
+                char *to = (char *)(ph + (p * len + q) * L);
+                for (int64_t b = 0; b < bytes; b += B) __builtin_memcpy(to + b, from + b, B);
             }
+    }
+    template <typename V>
+    static void split_lane_phases(const V *x, V *ph, int64_t len, int64_t s, int64_t L) {
+        const int64_t bytes = L * (int64_t)sizeof(V);
+        if (bytes <= 16) copy_lane_phases<16>(x, ph, len, s, L);
+        else if (bytes <= 32) copy_lane_phases<32>(x, ph, len, s, L);
+        else copy_lane_phases<64>(x, ph, len, s, L);
     }
 
     // Y[x] = X[x*S] (+) ... (+) X[x*S + KW-1]: the common small strided
@@ -636,6 +644,16 @@ struct SepPass {
 
     // Finalizes output row (n, ch, od, oh) from its pooled values V (null:
     // the depth/height window holds no input row; vcnt = its valid (d, h) taps).
+    // C lanes: the end of the run of output columns from ow on that finish
+    // alike (the same count and divisor) and lie side by side in dst, so one
+    // block_store takes them (whole vectors, then single values: the bits of
+    // a store per column).
+    int64_t same_columns(int64_t ow) const {
+        int64_t oe = ow + 1;
+        if (c->ds[4] == L)
+            while (oe < AW.out && wcnt[oe] == wcnt[ow] && wdiv[oe] == wdiv[ow]) ++oe;
+        return oe;
+    }
     void emit(const Acc *V, const int64_t *Vi, int64_t n, int64_t ch, int64_t od, int64_t oh, int64_t vcnt) {
         T *__restrict out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh * c->ds[3];
         const int64_t ows = c->ds[4], ls = c->ds[1], OW = AW.out;
@@ -648,7 +666,10 @@ struct SepPass {
             } else if (!Lanes && ows == 1 && all_w) {
                 block_store<T, K>(V, OW, out, 1, 1, c);
             } else if (Lanes && ls == 1) {
-                for (int64_t ow = 0; ow < OW; ++ow) block_store<T, K>(V + ow * L, L, out + ow * ows, wcnt[ow], 1, c);
+                for (int64_t ow = 0, oe; ow < OW; ow = oe) {
+                    oe = same_columns(ow);
+                    block_store<T, K>(V + ow * L, (oe - ow) * L, out + ow * ows, wcnt[ow], 1, c);
+                }
             } else if (!Lanes && ows == 1) {
                 for (int64_t ow = 0; ow < OW; ++ow)
                     out[ow] = wcnt[ow] ? Traits<T>::store(V[ow]) : Traits<T>::lowest();
@@ -685,8 +706,10 @@ struct SepPass {
                 }
                 for (; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make(V[ow], dh * wdiv[ow], vc * wcnt[ow], q);
             } else if (Lanes && ls == 1 && V) {
-                for (int64_t ow = 0; ow < OW; ++ow)
-                    block_store<T, K>(V + ow * L, L, out + ow * ows, vc * wcnt[ow], dh * wdiv[ow], c);
+                for (int64_t ow = 0, oe; ow < OW; ow = oe) {
+                    oe = same_columns(ow);
+                    block_store<T, K>(V + ow * L, (oe - ow) * L, out + ow * ows, vc * wcnt[ow], dh * wdiv[ow], c);
+                }
             } else if (!Lanes && ows == 1) {
                 for (int64_t ow = 0; ow < OW; ++ow) out[ow] = AvgOut<T, K>::make((Acc)0, dh * wdiv[ow], 0, q);
             } else {
