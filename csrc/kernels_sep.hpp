@@ -14,9 +14,9 @@
 // (kPlaneMaxRow) pools a chunk of rows as one flat run of positions
 // (chunk_plane): H taps over runs of rows, W taps masked at the rows' ends.
 // One lane with a small window (k2/k3 s2, k3 s3, k4 s4: most NCX
-// downsampling; k2/k3 s1) fuses the W pass and the finish in registers
-// (kernels_phases.hpp), reading the stacked D/H result or, for windows of
-// one row, src itself.
+// downsampling; k2/k3 s1; k1 s2-s4: decimation) fuses the W pass and the
+// finish in registers (kernels_phases.hpp), reading the stacked D/H result
+// or, for windows of one row, src itself.
 // With indices the W pass comes first (row-major first maximum); for values
 // the D/H taps are pooled first, straight from src, so W runs on output rows
 // only.  Every pass is a flat loop over (position, lane): it vectorises for one
@@ -144,12 +144,15 @@ struct SepPass {
     //     kSlideRow (slide_row).
     static constexpr int kSlideRow = 1;
     // The small strided windows of the register paths (k2/k3 s1, k2/k3 s2,
-    // k3 s3, k4 s4) as 16 * S + KW, for this row's W axis; 0 for others
-    // (bounded first: k18 s1 would read as 0x22).
+    // k3 s3, k4 s4, k1 s2-s4) as 16 * S + KW, for this row's W axis; 0 for
+    // others (bounded first: k18 s1 would read as 0x22).
     int small_strided_code() const {
         if (AW.s > 4 || AW.k > 4) return 0;
         const int code = (int)(16 * AW.s + AW.k);
-        return code == 0x12 || code == 0x13 || code == 0x22 || code == 0x23 || code == 0x33 || code == 0x44 ? code : 0;
+        return code == 0x12 || code == 0x13 || code == 0x21 || code == 0x22 || code == 0x23 || code == 0x31 ||
+                       code == 0x33 || code == 0x41 || code == 0x44
+                   ? code
+                   : 0;
     }
     int fused_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
@@ -181,10 +184,13 @@ struct SepPass {
     // One lane, a small strided window (fused_window's codes) over dense
     // rows: direct_rows, straight from src.  Indices when the offsets of a
     // window's taps from its first one fit the value lanes.  Values when
-    // vector blocks cover every output column (no W padding: the scalar
-    // columns' data-dependent branches cost resnet50's k3 s2 p1 2.7 times
-    // the stacked passes' time) and no pass shares rows between output rows
-    // (stack_taps' shared blocks, the sliding D/H passes).
+    // vector blocks cover every output column from the first (no W padding:
+    // the scalar columns' data-dependent branches cost resnet50's k3 s2 p1
+    // 2.7 times the stacked passes' time) but for up to kDirectTail windows
+    // inside the row past the last block (whose loads would leave the row:
+    // k1 s2 over odd rows, k3 s2 over 35), and no pass shares rows between
+    // output rows (stack_taps' shared blocks, the sliding D/H passes).
+    static constexpr int64_t kDirectTail = 4;
     int direct_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
         if (Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1) return 0;
@@ -194,8 +200,11 @@ struct SepPass {
         } else {
             if (K == kQAvg || g.align >= 2 || g.v_dbl || g.vstream || !code) return 0;
             int64_t lo, hi;
-            block_starts(code >> 4, code & 15, lo, hi);
-            return lo == 0 && hi >= AW.out - VL ? code : 0;
+            const int64_t S = code >> 4, KW = code & 15;
+            block_starts(S, KW, lo, hi);
+            const int64_t tail = AW.out - (hi + VL);
+            const bool tail_inside = (AW.out - 1) * S - AW.pb + KW <= AW.in;
+            return lo == 0 && hi >= 0 && (tail <= 0 || (tail <= kDirectTail && tail_inside)) ? code : 0;
         }
     }
 
@@ -225,7 +234,8 @@ struct SepPass {
     // Blocks of VL output columns whose loads stay inside the row (the last
     // overlapping the one before) cover the middle.  Values combine the
     // window's (d, h) rows per load, then its KW taps: the stacked passes'
-    // order, the same bits; their blocks cover every column.  Indices take
+    // order, the same bits; the columns past their last block (a few,
+    // direct_window) go one by one in that order.  Indices take
     // the rows in order and each row's KW taps (strided_idx_taps), so the
     // first maximum in row-major order wins (right_wins); their other
     // columns go one by one by the same rule in the same order.
@@ -279,6 +289,21 @@ struct SepPass {
                     }
                     done_hi = ow + VL;
                     if (ow == hi) break;
+                }
+            }
+            if constexpr (!I && K != kQAvg) {
+                // The columns past the last block (direct_window: windows
+                // inside the row): each tap's rows in order, then the taps.
+                for (int64_t ow = done_hi; ow < AW.out; ++ow) {
+                    const T *p = src_nc + ow * S - pw;
+                    Acc acc{};
+                    for (int kw = 0; kw < KW; ++kw) {
+                        Acc v = Traits<T>::load(p[roff[0] + kw]);
+                        for (int64_t r = 1; r < nrows; ++r) v = combine<Acc, K>(v, Traits<T>::load(p[roff[r] + kw]));
+                        acc = kw ? combine<Acc, K>(acc, v) : v;
+                    }
+                    if constexpr (K == kMax) o[ow] = Traits<T>::store(acc);
+                    else o[ow] = AvgOut<T, K>::make(acc, dh * wdiv[ow], 0, QParams(c));
                 }
             }
             if constexpr (I) {
@@ -1054,9 +1079,12 @@ struct SepPass {
             break;
         case 0x12: strided_row<1, 2>(X, out, dh); break;
         case 0x13: strided_row<1, 3>(X, out, dh); break;
+        case 0x21: strided_row<2, 1>(X, out, dh); break;
         case 0x22: strided_row<2, 2>(X, out, dh); break;
         case 0x23: strided_row<2, 3>(X, out, dh); break;
+        case 0x31: strided_row<3, 1>(X, out, dh); break;
         case 0x33: strided_row<3, 3>(X, out, dh); break;
+        case 0x41: strided_row<4, 1>(X, out, dh); break;
         case 0x44: strided_row<4, 4>(X, out, dh); break;
         }
     }
@@ -1064,9 +1092,10 @@ struct SepPass {
     // The fused W pass (fused_window) of output rows [oh0, oh1): from the
     // stacked padded rows, or (stack null) straight from the src rows when a
     // window is one row whose taps never leave it (no W padding, and loads
-    // that end at the row's last element: KW <= S, or stride 1).
+    // that end at the row's last element: KW = S, or stride 1; a decimating
+    // KW < S would load S - KW values past it).
     bool finish_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1, const Acc *stack) {
-        const bool direct = !stack && AD.k == 1 && AH.k == 1 && (AW.k <= AW.s || AW.s == 1) && dense_rows() &&
+        const bool direct = !stack && AD.k == 1 && AH.k == 1 && (AW.k == AW.s || AW.s == 1) && dense_rows() &&
                             valid_lo() == 0 && valid_hi() == g.wp && !fused_reads_past_rows();
         if (!fused || (!stack && !direct)) return false;
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2];
@@ -1449,9 +1478,12 @@ struct SepPass {
             switch (direct_code) {
             case 0x12: direct_rows<1, 2>(n, ch, od, oh0, oh1); break;
             case 0x13: direct_rows<1, 3>(n, ch, od, oh0, oh1); break;
+            case 0x21: direct_rows<2, 1>(n, ch, od, oh0, oh1); break;
             case 0x22: direct_rows<2, 2>(n, ch, od, oh0, oh1); break;
             case 0x23: direct_rows<2, 3>(n, ch, od, oh0, oh1); break;
+            case 0x31: direct_rows<3, 1>(n, ch, od, oh0, oh1); break;
             case 0x33: direct_rows<3, 3>(n, ch, od, oh0, oh1); break;
+            case 0x41: direct_rows<4, 1>(n, ch, od, oh0, oh1); break;
             default: direct_rows<4, 4>(n, ch, od, oh0, oh1); break;
             }
         } else if (plane) {

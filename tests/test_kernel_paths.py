@@ -310,6 +310,15 @@ DIRECT_ROWS = [
     ((1, 2, 13, 70), dict(kernel=[3, 3], strides=[2, 1])),
     ((1, 2, 13, 70), dict(kernel=[2, 2], strides=[3, 1], pads_begin=[1, 0], pads_end=[1, 0])),
     ((1, 2, 5, 8, 70), dict(kernel=[2, 2, 2], strides=[2, 2, 2], pads_begin=[1, 0, 0], pads_end=[0, 1, 0])),
+    # decimation (k1 s2-s4), and rows whose last windows lie past the last
+    # block a row holds (k1 s2 over 57, k3 s2 over 35: one by one)
+    ((1, 3, 12, 64), dict(kernel=[1, 1], strides=[2, 2])),
+    ((1, 2, 9, 57), dict(kernel=[1, 1], strides=[2, 2])),
+    ((1, 3, 11, 35), dict(kernel=[3, 3], strides=[2, 2])),
+    ((1, 2, 7, 41), dict(kernel=[2, 3], strides=[1, 2])),
+    ((1, 2, 13, 99), dict(kernel=[3, 1], strides=[2, 3], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 2, 5, 8, 70), dict(kernel=[2, 1, 1], strides=[2, 2, 4])),
+    ((2, 3, 203), dict(kernel=[1], strides=[4])),
 ]
 
 
@@ -891,10 +900,17 @@ windows = [((7, 9), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_
 planes = [((14, 14), dict(kernel=[5, 1], pads_begin=[2, 0], pads_end=[2, 0])),
           ((9, 7), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
           ((6, 5), dict(kernel=[5, 3], pads_begin=[2, 1], pads_end=[2, 1]))]
+# NCX rows decimated (k1 s2-s4) or windowed (k3 s2 over 35) straight from
+# src: vector blocks of S vectors stop where their loads would leave the
+# row, the columns after them go one by one
+decimations = [((9, 57), dict(kernel=[1, 1], strides=[2, 2])), ((9, 64), dict(kernel=[1, 1], strides=[2, 2])),
+               ((9, 35), dict(kernel=[3, 3], strides=[2, 2])),
+               ((7, 99), dict(kernel=[3, 1], strides=[2, 3], pads_begin=[1, 0], pads_end=[1, 0])),
+               ((3, 5, 70), dict(kernel=[1, 1, 1], strides=[2, 2, 4]))]
 cases = [("NXC", channels, kind, window) for channels in (1, 3, 8, 12) for kind in ("MaxPool", "AvgPool")
          for window in windows]
 cases += [("NCX", channels, kind, window) for channels in (1, 3) for kind in ("MaxPool", "AvgPool")
-          for window in planes]
+          for window in planes + decimations]
 for dtype, np_dtype in (("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("u8", np.uint8), ("f64", np.float64)):
     for layout, channels, kind, (spatial, attrs) in cases:
         if kind == "AvgPool" and dtype == "u8":
@@ -921,7 +937,8 @@ print("ok")
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes: Linux")
 def test_points_under_a_vector_of_channels_never_read_past_src():
     """Points of fewer channels than a vector (maxima and averages, windows
-    whole or cut by the padding) read whole vectors, past their own channels:
+    whole or cut by the padding) read whole vectors, past their own channels
+    (NCX narrow planes past their rows, decimated rows in blocks of vectors):
     with a page no process may read right after src's last byte, the pooling
     still runs (in a child: a fault would kill it) and matches, bit for bit,
     src copied into a larger buffer (where the last points read vectors)."""
