@@ -659,6 +659,8 @@ struct SepPass {
         for (int64_t kh = 0; kh < AH.k; ++kh) toff[kh] = kh * AH.d * w;
         if (AH.s == 1) {
             taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, AH.k, nr * w);
+        } else if constexpr (!I) {
+            taps_reduce_rows<T, K, Acc>(Y, w, X, AH.s * w, toff, AH.k, w, nr);
         } else {
             for (int64_t r = 0; r < nr; ++r) {
                 const int64_t xo = r * AH.s * w;
@@ -1145,11 +1147,15 @@ struct SepPass {
         const int64_t ibase = n * c->is[0] + ch * c->is[1] + id * c->is[2];
         const int64_t nr = oh1 - oh0, xl = g.xlen;
         int64_t yw;
-        if (!I && !g.v_dbl && (valid_hi() - valid_lo()) * L >= kLongRow) {
+        // Long rows, or windows that share no row (every row an output row
+        // reads is read once either way): the taps straight from src.
+        const bool disjoint = AH.s >= (AH.k - 1) * AH.d + 1;
+        if (!I && !g.v_dbl && ((valid_hi() - valid_lo()) * L >= kLongRow || disjoint)) {
             chunk_stacked(n, ch, od, oh0, oh1);
             return;
         }
-        // Short rows, or a sliding vertical pass: widen every input row once.
+        // Short rows that windows share, or a sliding vertical pass: widen
+        // every input row once.
         const int64_t prows = (nr - 1) * AH.s + (AH.k - 1) * AH.d + 1, jr0 = oh0 * AH.s;
         for (int64_t q = 0; q < prows; ++q) {
             const int64_t ih = jr0 + q - AH.pb;
