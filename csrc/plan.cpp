@@ -204,6 +204,9 @@ constexpr int64_t kSepBudget = 256 << 10;
 int64_t acc_size(int dtype) { return dtype == DP_F64 ? 8 : 4; }
 // Bytes of a kernel vector of each ISA (kVecBytes of its isa_*.cpp).
 int64_t isa_vec_bytes(int isa) { return isa == kBaseline ? 16 : isa == kAvx2 ? 32 : 64; }
+// Windows of at least this many taps over few channels go to the separable
+// passes when W is strided (see choose_variant).
+constexpr int64_t kFewLanesSepTaps = 7;
 // With indices, windows of more taps go to the separable passes (see choose_variant).
 constexpr int64_t kIdxBlockMaxTaps = 512;
 
@@ -352,6 +355,20 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     const bool is_max = p.kind == kMax;
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, OWC = AW.out * C;
+    // Half a vector of channels or fewer under strided W windows of 7 taps
+    // or more: a point wastes most of its vector's lanes, while the passes
+    // split the rows into stride phases (w_phases) and pool whole vectors.
+    // Measured (AVX-512, 1 thread, 50 random NXC problems of 2-15 channels,
+    // 7-40 taps, W strides 2-4, f32, bf16, u8): 0.31-1.09 of the channel
+    // block's time up to 8 channels of 32-bit accumulators; 0.7-1.6 at 10-12.
+    // Not where the channel kernel decimates rows of maxima (k2/k3 s2: the
+    // passes took 1.4x its time over 3 channels), for windows of one (d, h)
+    // row (1.14x, k1x7 s3 over 7 channels) or rows of one output (1.35x,
+    // k3x7 s2x3 over a row of 7).
+    const int64_t lanes = isa_vec_bytes(p.isa) / acc_size(p.desc.dtype);
+    const bool decimated = is_max && AW.s == 2 && AW.d == 1 && (AW.k == 2 || AW.k == 3) && AW.pb < AW.k;
+    if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated && AD.k * AH.k > 1 && AW.out > 1)
+        return kSepLanes;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);
     const int64_t vcost = AD.k == 1 && values_rows_slide(AH, is_max, OWC, C) ? slide_passes(AH.k, is_max, OWC)
