@@ -1147,10 +1147,11 @@ struct SepPass {
         const int64_t ibase = n * c->is[0] + ch * c->is[1] + id * c->is[2];
         const int64_t nr = oh1 - oh0, xl = g.xlen;
         int64_t yw;
-        // Long rows, or windows that share no row (every row an output row
-        // reads is read once either way): the taps straight from src.
-        const bool disjoint = AH.s >= (AH.k - 1) * AH.d + 1;
-        if (!I && !g.v_dbl && ((valid_hi() - valid_lo()) * L >= kLongRow || disjoint)) {
+        // Long rows, or strided windows (whose vertical pass goes row by row
+        // either way, so widening every row first only adds a copy), or
+        // windows of one row: the taps straight from src.
+        const bool strided = AH.s > 1 || AH.k == 1;
+        if (!I && !g.v_dbl && ((valid_hi() - valid_lo()) * L >= kLongRow || strided)) {
             chunk_stacked(n, ch, od, oh0, oh1);
             return;
         }

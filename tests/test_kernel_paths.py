@@ -43,8 +43,8 @@ CASES = [
      dict(kernel=[2, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
     ("stride 3 k3", "AvgPool", (1, 5, 23, 25), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 0], pads_end=[2, 1])),
     ("stride 4 k4 1d", "AvgPool", (2, 9, 203), dict(kernel=[4], strides=[4])),
-    # NCX short rows under windows that share no row: the taps straight from
-    # src (runs of rows together), not every row widened first
+    # NCX short rows under strided windows: the taps straight from src (runs
+    # of rows together), not every row widened first
     ("k1x5 s2 avg, short rows decimated along H", "AvgPool", (1, 4, 15, 27),
      dict(kernel=[1, 5], strides=[2, 2], pads_begin=[0, 2], pads_end=[0, 2])),
     # NCX k2/k3 s2, k3 s3, k4 s4 rows of 64 or more finish in registers
