@@ -977,23 +977,31 @@ NARROW_PLANES = [((4, 3, 14, 14), dict(kernel=[5, 1], pads_begin=[2, 0], pads_en
                  ((1, 3, 6, 5), dict(kernel=[5, 3], pads_begin=[2, 1], pads_end=[2, 1]))]
 
 
-@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
-                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+NCX_PATH_KINDS = [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                  ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")]
+
+
+def _check_ncx_path(x, attrs, kind, dtype, kernel):
+    """NCX x pooled by the kernel named `kernel`: the reference's values
+    (maxima exactly, with NaNs and infinities; averages within the type's
+    rounding) and the same bits at 3 threads."""
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(kernel), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(np.ascontiguousarray(x), dict(attrs, kind=kind, data_format="NCX"))
+    assert_matches_reference(got, want, kind, dtype, x)
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+
+
+@pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
 @pytest.mark.parametrize("shape,attrs", NARROW_PLANES, ids=[str(c[0]) for c in NARROW_PLANES])
 def test_ncx_narrow_planes_pool_their_border_rows(shape, attrs, kind, dtype):
-    """The reference's values (maxima exactly, with NaNs and infinities; averages
-    within the type's rounding, the divisor with and without the padding) and the
-    same bits at 3 threads."""
+    """_check_ncx_path, averages with the divisor with and without the padding."""
     x = _integers(shape, dtype, 5) if dtype == "u8" else make_input(kind, shape, dtype, 5)
     if kind == "AvgPool":
         attrs = dict(attrs, exclude_pad=shape[-1] % 2 == 1)
-    pd = dp.PoolingDesc(kind, shape, dtype, data_format="NCX", **attrs)
-    prim = dp.Pooling(pd)
-    assert prim.kernel_name.endswith(":separable+plane"), prim.kernel_name
-    got = prim.execute(x)
-    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NCX"))
-    assert_matches_reference(got, want, kind, dtype, x)
-    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    _check_ncx_path(x, attrs, kind, dtype, ":separable+plane")
 
 
 # NCX rows under four vectors whose H windows are strided (no rows shared
@@ -1014,24 +1022,16 @@ SHORT_STRIDED_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
-                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+@pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
 @pytest.mark.parametrize("shape,attrs", SHORT_STRIDED_ROWS, ids=[str(c[0]) for c in SHORT_STRIDED_ROWS])
 def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind, dtype):
-    """The reference's values (maxima exactly, with NaNs and infinities;
-    averages within the type's rounding) and the same bits at 3 threads."""
+    """_check_ncx_path, rows of 30 as views of rows of 32."""
     wide = shape[:-1] + (32,) if shape[-1] == 30 else shape
     x = _integers(wide, dtype, 6) if dtype == "u8" else make_input(kind, wide, dtype, 6)
     x = x[..., :shape[-1]]
     if kind == "AvgPool":
         attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
-    pd = dp.PoolingDesc(kind, shape, dtype, data_format="NCX", **attrs)
-    prim = dp.Pooling(pd)
-    assert prim.kernel_name.endswith(":separable"), prim.kernel_name
-    got = prim.execute(x)
-    want, _ = reference.padded_formulation(np.ascontiguousarray(x), dict(attrs, kind=kind, data_format="NCX"))
-    assert_matches_reference(got, want, kind, dtype, x)
-    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    _check_ncx_path(x, attrs, kind, dtype, ":separable")
 
 
 # NXC rows of fewer channels than a vector under strided windows too large
@@ -1072,19 +1072,25 @@ def test_nxc_strided_rows_of_few_channels_split_into_phases(channels, spatial, a
     np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     full = dict(attrs, kind=kind, data_format="NXC", **q)
-    if q:
-        assert_quantized_matches_reference(got, x, full)
-        return
-    if quantized:
-        np.testing.assert_array_equal(got, reference.pool(x, full))
-    else:
-        want, _ = reference.padded_formulation(x, full)
-        assert_matches_reference(got, want, kind, dtype, x)
+    assert_matches_its_reference(got, x, kind, dtype, full)
     if kind == "MaxPool":
         values, idx = prim.execute(x, with_indices=True)
         _, want_idx = reference.padded_formulation(x, full)
         np.testing.assert_array_equal(values.astype(np.float64), got.astype(np.float64))   # +0, -0 ties: either
         np.testing.assert_array_equal(idx, want_idx)
+
+
+def assert_matches_its_reference(got, x, kind, dtype, full):
+    """got against the reference its type takes: quantized averages (full
+    has their scales) within a step but for ties, other 8-bit results
+    exactly, floats as assert_matches_reference."""
+    if kind == "AvgPool" and "src_scale" in full:
+        assert_quantized_matches_reference(got, x, full)
+    elif x.dtype in (np.uint8, np.int8):
+        np.testing.assert_array_equal(got, reference.pool(x, full))
+    else:
+        want, _ = reference.padded_formulation(x, full)
+        assert_matches_reference(got, want, kind, dtype, x)
 
 
 def placed(x, offset_bytes):
@@ -1724,15 +1730,7 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     prims[1].execute(view, dst=dst_wide[:, 1::2])
     np.testing.assert_array_equal(bits(dst_wide[:, 1::2]), bits(got))
     assert not dst_wide[:, ::2].any()
-    full = dict(attrs, kind=kind, data_format="NCX", **q)
-    if q:
-        assert_quantized_matches_reference(got, x, full)
-        return
-    if quantized:
-        np.testing.assert_array_equal(got, reference.pool(x, full))
-        return
-    want, _ = reference.padded_formulation(x, full)
-    assert_matches_reference(got, want, kind, dtype, x)
+    assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NCX", **q))
 
 
 @pytest.mark.parametrize("shape,kernel,strides,pads,dtype,expect_blocks", [
