@@ -750,9 +750,9 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
 constexpr int kRowVecs = 8;
 
 template <int G, typename T, int K, bool Into, bool Nan, typename S>
-static inline __attribute__((always_inline)) void taps_units(typename Traits<T>::Acc *__restrict Y, const S *__restrict X,
-                                                             const int64_t *yo, const int64_t *xo, const int64_t *off,
-                                                             int64_t nt) {
+static inline __attribute__((always_inline)) void taps_units(typename Traits<T>::Acc *__restrict Y,
+                                                             const S *__restrict X, const int64_t *yo,
+                                                             const int64_t *xo, const int64_t *off, int64_t nt) {
     typedef typename Vec<T>::V V;
     V acc[G];
     for (int j = 0; j < G; ++j)
@@ -768,7 +768,8 @@ static void taps_reduce_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, 
     constexpr int64_t VL = Vec<T>::lanes;
     // Continued sums cannot overlap vectors (the overlap would count twice).
     if (n < VL || (Into && K != kMax && n % VL)) {
-        for (int64_t r = 0; r < nr; ++r) taps_reduce<T, K, false, S, Into, Nan>(Y + r * ys, nullptr, X + r * xs, nullptr, off, nt, n);
+        for (int64_t r = 0; r < nr; ++r)
+            taps_reduce<T, K, false, S, Into, Nan>(Y + r * ys, nullptr, X + r * xs, nullptr, off, nt, n);
         return;
     }
     const int64_t per = (n + VL - 1) / VL;

@@ -659,8 +659,6 @@ struct SepPass {
         for (int64_t kh = 0; kh < AH.k; ++kh) toff[kh] = kh * AH.d * w;
         if (AH.s == 1) {
             taps_reduce<T, K, I, Acc>(Y, Yi, X, Xi, toff, AH.k, nr * w);
-        } else if constexpr (!I) {
-            taps_reduce_rows<T, K, Acc>(Y, w, X, AH.s * w, toff, AH.k, w, nr);
         } else {
             for (int64_t r = 0; r < nr; ++r) {
                 const int64_t xo = r * AH.s * w;

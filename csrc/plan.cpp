@@ -500,8 +500,9 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     const int64_t C = p.desc.channels, W = AW.in;
     const bool depth_slide = AD.k > 1 && AD.s == 1 && AH.s == 1 && AW.s == 1 && C >= kBlockMinDepthChannels &&
                              W <= kBlockMaxDepthRow;
-    const bool depth_taps = AD.k > 1 && C >= kBlockMinDepthChannels && C % block_lanes(p) == 0 && dp_dtype_size(p.desc.dtype) >= 2 &&
-                            W <= kBlockMaxDepthTapsRow && AD.k * AH.k * AW.k >= 2 * AD.s * AH.s * AW.s;
+    const bool depth_taps = AD.k > 1 && C >= kBlockMinDepthChannels && C % block_lanes(p) == 0 &&
+                            dp_dtype_size(p.desc.dtype) >= 2 && W <= kBlockMaxDepthTapsRow &&
+                            AD.k * AH.k * AW.k >= 2 * AD.s * AH.s * AW.s;
     const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && dp_dtype_size(p.desc.dtype) >= 2;
     if (!depth_slide && !depth_taps && !wide && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;

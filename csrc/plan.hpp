@@ -52,7 +52,7 @@ struct SepLayout {
     size_t fbuf[4], fbufi[4];   // flat: padded rows, phases, two pass results
     size_t wdiv, wcnt;      // per output column: divisor factor (as Acc / float), valid tap count
     int32_t w_doubled;      // one lane, maxima or float sums, stride 1: the W pass doubles in registers (kernels_doubling.hpp)
-    int32_t w_phases;       // strided W pass over positions of fewer lanes than a vector: split into stride phases first
+    int32_t w_phases;       // strided W pass, positions of fewer lanes than a vector: split into phases first
     size_t total;
 };
 // Windows the doubled W pass takes: enough taps for the shuffles to beat
