@@ -1008,9 +1008,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // points' time, k2 s2 over 12 channels).  Every window must hold a
     // column: a ceil window wholly in the end padding is the lowest value,
     // which the points give and decimated_row (identities) would not.
-    const bool decimate = K == kMax && !WithIdx && !stream && 2 * C <= Vec<T>::lanes && AW.s == 2 && AW.d == 1 &&
-                          (AW.k == 2 || AW.k == 3) && AW.pb < AW.k && AW.kend[AW.out - 1] > AW.kbeg[AW.out - 1] &&
-                          c->ss[4] == C && c->ds[4] == C;
+    const bool decimate = !WithIdx && !stream && decimated_rows(K == kMax, AW, C, Vec<T>::lanes) &&
+                          AW.kend[AW.out - 1] > AW.kbeg[AW.out - 1] && c->ss[4] == C && c->ds[4] == C;
     const T *src_end = past_src<T>(c);
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
     [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);

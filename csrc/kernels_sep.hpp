@@ -294,16 +294,18 @@ struct SepPass {
             if constexpr (!I && K != kQAvg) {
                 // The columns past the last block (direct_window: windows
                 // inside the row): each tap's rows in order, then the taps.
+                const QParams qp(c);
                 for (int64_t ow = done_hi; ow < AW.out; ++ow) {
                     const T *p = src_nc + ow * S - pw;
-                    Acc acc{};
-                    for (int kw = 0; kw < KW; ++kw) {
+                    auto tap_rows = [&](int kw) {
                         Acc v = Traits<T>::load(p[roff[0] + kw]);
                         for (int64_t r = 1; r < nrows; ++r) v = combine<Acc, K>(v, Traits<T>::load(p[roff[r] + kw]));
-                        acc = kw ? combine<Acc, K>(acc, v) : v;
-                    }
+                        return v;
+                    };
+                    Acc acc = tap_rows(0);
+                    for (int kw = 1; kw < KW; ++kw) acc = combine<Acc, K>(acc, tap_rows(kw));
                     if constexpr (K == kMax) o[ow] = Traits<T>::store(acc);
-                    else o[ow] = AvgOut<T, K>::make(acc, dh * wdiv[ow], 0, QParams(c));
+                    else o[ow] = AvgOut<T, K>::make(acc, dh * wdiv[ow], 0, qp);
                 }
             }
             if constexpr (I) {

@@ -366,8 +366,8 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     // row (1.14x, k1x7 s3 over 7 channels) or rows of one output (1.35x,
     // k3x7 s2x3 over a row of 7).
     const int64_t lanes = isa_vec_bytes(p.isa) / acc_size(p.desc.dtype);
-    const bool decimated = is_max && AW.s == 2 && AW.d == 1 && (AW.k == 2 || AW.k == 3) && AW.pb < AW.k;
-    if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated && AD.k * AH.k > 1 && AW.out > 1)
+    if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
+        AD.k * AH.k > 1 && AW.out > 1)
         return kSepLanes;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);

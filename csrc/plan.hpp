@@ -143,6 +143,15 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
 // window, or a stride past the dilated extent).
 static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
 
+// Rows of maxima the channel kernel decimates (decimated_row): two or more
+// points a vector (C channels, `lanes` accumulators), stride-2 windows of 2
+// or 3 undilated columns whose first window holds a column.  The kernel
+// also needs dense rows and a last window holding a column; the planner
+// keeps these rows from the separable passes.
+static inline bool decimated_rows(bool is_max, const AxisPlan &AW, int64_t C, int64_t lanes) {
+    return is_max && 2 * C <= lanes && AW.s == 2 && AW.d == 1 && (AW.k == 2 || AW.k == 3) && AW.pb < AW.k;
+}
+
 // The W pass of values along a stride-1 undilated axis, by cost in loads (a
 // pass's store and stream counted as kPassLoads): tap by tap, fused with the
 // finish (k loads; fewer with C lanes, taps_loads); factored into two fused
