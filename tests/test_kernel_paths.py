@@ -488,6 +488,51 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     assert_matches_reference(got[1][-1:], want, kind, "f32", x)
 
 
+# NXC windows that share no W columns over whole blocks of channels (one to
+# four blocks of 64 32-bit lanes on AVX-512, of 32 on AVX2, where two is the
+# most) and a src of 16 MB or more (kOrderedMinBytes) keep a point's channels
+# in registers and read its window in address order (ordered_row): f32 rows
+# of one to four blocks, border windows through the padding, ceil rounding,
+# dilation, 2-D and 3-D windows, bf16 and f16 rows, f64 rows of four blocks.
+# (NCX shape, attrs, dtype)
+ORDERED = [
+    ((3, 256, 8200), dict(kernel=[4], strides=[4], pads_begin=[1], pads_end=[2]), "f32"),
+    ((3, 64, 150, 150), dict(kernel=[2, 2], strides=[2, 2]), "f32"),
+    ((2, 192, 121, 120), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1],
+                              rounding_type="ceil"), "f32"),
+    ((2, 128, 6, 60, 60), dict(kernel=[2, 2, 2], strides=[2, 2, 2]), "f32"),
+    ((3, 256, 8200), dict(kernel=[2], strides=[4], dilations=[3], pads_begin=[2], pads_end=[0]), "f32"),
+    ((5, 256, 8200), dict(kernel=[4], strides=[4]), "bf16"),
+    ((8, 128, 8200), dict(kernel=[2], strides=[2], pads_begin=[1], pads_end=[1]), "f16"),
+    ((2, 128, 8200), dict(kernel=[3], strides=[3]), "f64"),
+]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("shape,attrs,dtype", ORDERED, ids=[f"{c[2]}-{c[0]}" for c in ORDERED])
+def test_nxc_points_over_a_large_src_read_in_address_order(shape, attrs, dtype, kind):
+    """The whole batch (read in address order) gives the bits of each batch
+    item pooled alone (register blocks from a src under 16 MB: the same taps
+    in the same order), at 1 and 2 threads, and the reference's values;
+    maxima with a NaN and infinities of both signs (the probed rows again
+    with tests)."""
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, shape, dtype, 12), 1, -1))
+    assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
+    got = {}
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith("channel_block")
+        got[threads] = prim.execute(x)
+    np.testing.assert_array_equal(bits(got[1]), bits(got[2]))
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format="NXC", **attrs))
+    for n in range(x.shape[0]):
+        np.testing.assert_array_equal(bits(got[1][n:n + 1]), bits(alone.execute(x[n:n + 1])),
+                                      err_msg=f"batch item {n}")
+    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NXC"))
+    assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
+
+
 # The prefetching paths on small tensors: DNNPOOL_PREFETCH_FLOOR=0 puts every
 # src past the floor (read when a plan is made); values that are not a byte
 # count leave the default.  Prefetches and the paths they choose move no bits.
