@@ -1029,7 +1029,7 @@ NCX_PATH_KINDS = [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), (
 def _check_ncx_path(x, attrs, kind, dtype, kernel):
     """NCX x pooled by the kernel named `kernel`: the reference's values
     (maxima exactly, with NaNs and infinities; averages within the type's
-    rounding) and the same bits at 3 threads."""
+    rounding) and the same bits at 3 threads.  Returns the result."""
     pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs)
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(kernel), prim.kernel_name
@@ -1037,6 +1037,7 @@ def _check_ncx_path(x, attrs, kind, dtype, kernel):
     want, _ = reference.padded_formulation(np.ascontiguousarray(x), dict(attrs, kind=kind, data_format="NCX"))
     assert_matches_reference(got, want, kind, dtype, x)
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    return got
 
 
 @pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
@@ -1077,6 +1078,30 @@ def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind,
     if kind == "AvgPool":
         attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
     _check_ncx_path(x, attrs, kind, dtype, ":separable")
+
+
+# Runs of rows pooling maxima together keep NaN where it falls: values that
+# are neither NaN nor infinite, a NaN at a run's middle row or in the last src
+# row, and infinities (both signs, or one).
+RUN_SPECIALS = {
+    "none": [], "nan mid-run": [((0, 1, 4, 7, 9), np.nan)], "nan last row": [((0, 2, 8, 13, 27), np.nan)],
+    "infinities of both signs": [((0, 0, 3, 6, 5), np.inf), ((0, 0, 5, 8, 20), -np.inf)],
+    "one infinity": [((0, 1, 2, 2, 2), -np.inf)],
+    "nan and infinities": [((0, 2, 1, 9, 3), np.inf), ((0, 2, 1, 9, 4), -np.inf), ((0, 0, 6, 5, 14), np.nan)],
+}
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f64"])
+@pytest.mark.parametrize("special", list(RUN_SPECIALS))
+def test_ncx_short_row_runs_of_maxima_probed_for_nan(special, dtype):
+    """_check_ncx_path (the reference's maxima, NaNs and infinities where they
+    fall, the same bits at 3 threads) over 3-D k3 s2 p1 windows on rows of 28."""
+    x = (np.random.default_rng(14).standard_normal((1, 3, 9, 14, 28)) * 40).round().astype(NUMPY[dtype])
+    for at, value in RUN_SPECIALS[special]:
+        x[at] = value
+    got = _check_ncx_path(x, dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1]),
+                          "MaxPool", dtype, ":separable")
+    assert np.isnan(got.astype(np.float64)).any() == ("nan" in special)
 
 
 # NXC rows of fewer channels than a vector under strided windows too large
