@@ -36,6 +36,17 @@ constexpr int64_t kStreamSlack = 16;
 // at batch 8 0.98-1.05; four points on was mixed (DenseNet 1.18).
 constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 
+// Src bytes from which kernels read their windows in address order
+// (ordered_row, SepPass::rows_in_order).  At 8 MB (the k4 s4 over 256 f32
+// channels at batch 2) both orders ran alike, at 16 MB in order took
+// 0.72-0.93 of the time.  No software prefetches with it: in a C++ model of
+// the loop, prefetching one to eight points on took 1.1-1.6x the time of
+// the order alone.
+constexpr int64_t kOrderedMinBytes = 16 << 20;
+// Rows rows_in_order takes (its line lives on the stack), and the src
+// bytes from which pair_rows uses it (its extra pass costs from cache).
+constexpr int64_t kOrderedRowValues = 512, kPairOrderedMinBytes = 32 << 20;
+
 template <typename T>
 static inline int64_t src_bytes(const ExecCtx *c) {
     const AxisPlan *A = c->ax;
@@ -513,11 +524,6 @@ static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
 // 0.37-0.61, f16 0.55; VGG's k2 s2 maxima over 128 channels at batch 4-8
 // 0.53-0.58; k2 s2 averages over 256 channels at batch 8 0.44.
 constexpr int64_t kOrderedBlocks = kVecBytes == 64 ? 4 : 2;   // accumulators: half the vector registers
-// From this much src on: at 8 MB (the k4 s4 over 256 f32 channels at batch
-// 2) both orders ran alike, at 16 MB in order took 0.72-0.93 of the time.
-// No software prefetches with it: in a C++ model of the loop, prefetching
-// one to eight points on took 1.1-1.6x the time of the order alone.
-constexpr int64_t kOrderedMinBytes = 16 << 20;
 
 template <int NV, int64_t VL>
 struct ConsecutiveAt {

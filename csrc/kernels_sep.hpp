@@ -360,6 +360,12 @@ struct SepPass {
     void pair_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         const int64_t *roff = toff;   // the window's (d, h) rows
+        // From kPairOrderedMinBytes of src on, the window's rows are combined
+        // in address order first (pair_rows_in_order), then paired from there.
+        if (src_bytes<T>(c) >= kPairOrderedMinBytes && AW.in <= kOrderedRowValues) {
+            pair_rows_in_order<KW, PB>(n, ch, od, oh0, oh1);
+            return;
+        }
         const int64_t ahead = rows_ahead();
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t nrows = src_window(n, ch, od, oh, src_nc, ahead);
@@ -373,9 +379,55 @@ struct SepPass {
             }
         }
     }
+    // pair_rows from rows_in_order's line (out of line: its stack array
+    // and branch cost pair_rows' own loop 1.1x its time).
+    template <int KW, int PB>
+    __attribute__((noinline)) void pair_rows_in_order(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
+        const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
+        alignas(64) Acc line[kOrderedRowValues];
+        static constexpr int64_t at_line = 0;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t nrows = src_window(n, ch, od, oh, src_nc, 0);
+            if (nrows == 0) continue;
+            rows_in_order(src_nc, toff, nrows, line);
+            pair_row<KW, PB, 1>(line, &at_line, dst_row(n, ch, od, oh), (Div)(AD.div[od] * AH.div[oh]));
+        }
+    }
+    // A window's nrows src rows (src_nc + roff[r]) combined into `line`,
+    // row by row in address order, the rows in order (the bits of
+    // pair_row's per-load combines).  Row by row, the hardware prefetchers
+    // follow the lines in order (see ordered_row in kernels_block.hpp).
+    // Against rows paired per load (AMD EPYC, 1 and 2 threads): ResNet-50's
+    // k3 s2 p1 maxima at batch 32 (103 MB) 0.82-0.92 of the time, bf16
+    // 0.79-0.88; k2 s2 over 128 channels at batch 8 (51 MB) 0.88-1.01,
+    // averages 0.78-0.80.  Under the 32 MB L3 it was mixed: at 26 MB, rows
+    // of 224 0.69-0.73, rows of 56 and 112 1.05-1.12 (kPairOrderedMinBytes).
+    // The last vector, overlapping the one before, combines its rows afresh
+    // (sums must not count the overlap twice).
+    void rows_in_order(const T *src_nc, const int64_t *roff, int64_t nrows, Acc *line) const {
+        typedef typename Vec<T>::V V;
+        typedef typename Vec<T>::VU VU;
+        constexpr int64_t VL = Vec<T>::lanes;
+        const int64_t whole = AW.in - AW.in % VL;
+        for (int64_t r = 0; r < nrows; ++r) {
+            const T *p = src_nc + roff[r];
+            for (int64_t x = 0; x < whole; x += VL) {
+                const V v = load_any<T>(p + x);
+                *(VU *)(line + x) = r ? vcombine<K>(*(const VU *)(line + x), v) : v;
+            }
+            asm volatile("" ::: "memory");   // the next row's loads after this row's
+        }
+        if (whole < AW.in) {
+            const int64_t x = AW.in - VL;
+            V v = load_any<T>(src_nc + roff[0] + x);
+            for (int64_t r = 1; r < nrows; ++r) v = vcombine<K>(v, load_any<T>(src_nc + roff[r] + x));
+            *(VU *)(line + x) = v;
+        }
+    }
+
     // One output row of pair_rows from its window's NR rows at src_nc + roff[r].
-    template <int KW, int PB, int NR>
-    __attribute__((always_inline)) void pair_row(const T *src_nc, const int64_t *roff, T *o, Div dh) {
+    template <int KW, int PB, int NR, typename S = T>
+    __attribute__((always_inline)) void pair_row(const S *src_nc, const int64_t *roff, T *o, Div dh) {
         typedef typename Vec<T>::V V;
         constexpr int64_t VL = Vec<T>::lanes;
         constexpr LaneIdx<VL> lanes{};
@@ -383,7 +435,7 @@ struct SepPass {
         constexpr int kBefore = (int)VL - 1;          // pair_shift<kBefore>(before, v): v one output back
         const int64_t OW = AW.out, grid = OW / VL, last = OW % VL ? OW - VL : -1;
         const V pad = V{} + identity<T, K>();
-        const T *row[NR];
+        const S *row[NR];
         for (int r = 0; r < NR; ++r) row[r] = src_nc + roff[r];
         auto rows = [&](int64_t x) __attribute__((always_inline)) {
             V v = load_any<T>(row[0] + x);

@@ -533,6 +533,46 @@ def test_nxc_points_over_a_large_src_read_in_address_order(shape, attrs, dtype, 
     assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
 
 
+# NCX stride-2 rows of k2/k3 windows paired straight from src (pair_rows)
+# over a src of 32 MB or more combine each window's rows in address order
+# first, a row at a time (rows_in_order): rows of 112, 150 (a last vector
+# overlapping), 225 and 400 values, pads before of 0-2, ceil rounding, D taps
+# as the window's rows, bf16 and f16.  (NCX shape, attrs, dtype)
+PAIRED_IN_ORDER = [
+    ((8, 64, 113, 150), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "f32"),
+    ((6, 128, 112, 112), dict(kernel=[2, 2], strides=[2, 2]), "f32"),
+    ((6, 32, 224, 225), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil"), "f32"),
+    ((4, 64, 90, 400), dict(kernel=[1, 3], strides=[1, 2], pads_begin=[0, 2], pads_end=[0, 2]), "f32"),
+    ((3, 16, 10, 100, 200), dict(kernel=[3, 1, 3], strides=[1, 1, 2], pads_begin=[1, 0, 1], pads_end=[1, 0, 1]),
+     "f32"),
+    ((16, 64, 113, 150), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "bf16"),
+    ((16, 64, 112, 150), dict(kernel=[2, 2], strides=[2, 2]), "f16"),
+]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("shape,attrs,dtype", PAIRED_IN_ORDER, ids=[f"{c[2]}-{c[0]}" for c in PAIRED_IN_ORDER])
+def test_ncx_rows_paired_over_a_large_src_combine_rows_in_order(shape, attrs, dtype, kind):
+    """The whole batch gives the bits of each batch item pooled alone (rows
+    paired straight from a src under 16 MB), at 1 and 2 threads, and the
+    reference's values (maxima with NaNs and infinities)."""
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    x = make_input(kind, shape, dtype, 13)
+    assert x.nbytes >= 32 << 20 and x[:1].nbytes < 32 << 20
+    got = {}
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith(":separable"), prim.kernel_name
+        got[threads] = prim.execute(x)
+    np.testing.assert_array_equal(bits(got[1]), bits(got[2]))
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format="NCX", **attrs))
+    for n in range(x.shape[0]):
+        np.testing.assert_array_equal(bits(got[1][n:n + 1]), bits(alone.execute(x[n:n + 1])),
+                                      err_msg=f"batch item {n}")
+    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NCX"))
+    assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
+
+
 # The prefetching paths on small tensors: DNNPOOL_PREFETCH_FLOOR=0 puts every
 # src past the floor (read when a plan is made); values that are not a byte
 # count leave the default.  Prefetches and the paths they choose move no bits.
