@@ -474,18 +474,29 @@ def test_points_over_a_large_src_match_each_batch_item_alone(layout, shape, attr
     x = make_input(kind, shape, "f32", 8)
     if layout == "NXC":
         x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-    assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
+    # (the slid and the point-by-point maxima may break a +0/-0 tie apart)
+    check_batch_against_items_alone(x, kind, "f32", layout, attrs, variant, 16 << 20, zero_signs=False)
+
+
+def check_batch_against_items_alone(x, kind, dtype, layout, attrs, variant, floor, zero_signs=True):
+    """x (`floor` bytes or more, a batch item under it) pooled whole by the
+    kernel variant named `variant`: the same bits at 1 and 2 threads, the
+    same bits as each batch item pooled alone (values when zero_signs is
+    false), and the reference's values on the last."""
+    assert x.nbytes >= floor and x[:1].nbytes < floor
+    same = bits if zero_signs else np.asarray
     got = {}
     for threads in (1, 2):
-        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format=layout, **attrs), num_threads=threads)
-        assert prim.kernel_name.endswith(variant)
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith(":" + variant), prim.kernel_name
         got[threads] = prim.execute(x)
-    np.testing.assert_array_equal(got[1], got[2])
-    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, "f32", data_format=layout, **attrs))
+    np.testing.assert_array_equal(bits(got[1]), bits(got[2]))
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format=layout, **attrs))
     for n in range(x.shape[0]):
-        np.testing.assert_array_equal(got[1][n:n + 1], alone.execute(x[n:n + 1]), err_msg=f"batch item {n}")
+        np.testing.assert_array_equal(same(got[1][n:n + 1]), same(alone.execute(x[n:n + 1])),
+                                      err_msg=f"batch item {n}")
     want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format=layout))
-    assert_matches_reference(got[1][-1:], want, kind, "f32", x)
+    assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
 
 
 # NXC windows that share no W columns over whole blocks of channels (one to
@@ -518,19 +529,7 @@ def test_nxc_points_over_a_large_src_read_in_address_order(shape, attrs, dtype, 
     with tests)."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     x = np.ascontiguousarray(np.moveaxis(make_input(kind, shape, dtype, 12), 1, -1))
-    assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
-    got = {}
-    for threads in (1, 2):
-        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs), num_threads=threads)
-        assert prim.kernel_name.endswith("channel_block")
-        got[threads] = prim.execute(x)
-    np.testing.assert_array_equal(bits(got[1]), bits(got[2]))
-    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format="NXC", **attrs))
-    for n in range(x.shape[0]):
-        np.testing.assert_array_equal(bits(got[1][n:n + 1]), bits(alone.execute(x[n:n + 1])),
-                                      err_msg=f"batch item {n}")
-    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NXC"))
-    assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
+    check_batch_against_items_alone(x, kind, dtype, "NXC", attrs, "channel_block", 16 << 20)
 
 
 # NCX stride-2 rows of k2/k3 windows paired straight from src (pair_rows)
@@ -554,23 +553,11 @@ PAIRED_IN_ORDER = [
 @pytest.mark.parametrize("shape,attrs,dtype", PAIRED_IN_ORDER, ids=[f"{c[2]}-{c[0]}" for c in PAIRED_IN_ORDER])
 def test_ncx_rows_paired_over_a_large_src_combine_rows_in_order(shape, attrs, dtype, kind):
     """The whole batch gives the bits of each batch item pooled alone (rows
-    paired straight from a src under 16 MB), at 1 and 2 threads, and the
+    paired straight from a src under 32 MB), at 1 and 2 threads, and the
     reference's values (maxima with NaNs and infinities)."""
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
-    x = make_input(kind, shape, dtype, 13)
-    assert x.nbytes >= 32 << 20 and x[:1].nbytes < 32 << 20
-    got = {}
-    for threads in (1, 2):
-        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs), num_threads=threads)
-        assert prim.kernel_name.endswith(":separable"), prim.kernel_name
-        got[threads] = prim.execute(x)
-    np.testing.assert_array_equal(bits(got[1]), bits(got[2]))
-    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format="NCX", **attrs))
-    for n in range(x.shape[0]):
-        np.testing.assert_array_equal(bits(got[1][n:n + 1]), bits(alone.execute(x[n:n + 1])),
-                                      err_msg=f"batch item {n}")
-    want, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NCX"))
-    assert_matches_reference(got[1][-1:], want, kind, dtype, x[-1:])
+    check_batch_against_items_alone(make_input(kind, shape, dtype, 13), kind, dtype, "NCX", attrs, "separable",
+                                    32 << 20)
 
 
 # The prefetching paths on small tensors: DNNPOOL_PREFETCH_FLOOR=0 puts every
