@@ -513,8 +513,8 @@ static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
     });
 }
 
-// Rows of one to kOrderedBlocks whole blocks of channels over a src that
-// streams from DRAM: every point's channels in registers, its window read
+// Rows of one to kOrderedBlocks whole blocks of channels over a src of
+// kOrderedMinBytes or more: every point's channels in registers, its window read
 // in address order, tap by tap (Ordered point_vectors).  The hardware
 // prefetchers follow ascending lines: block by block, a point's taps visit
 // each row's lines out of order (and so does one block of registers per
