@@ -163,6 +163,16 @@ static inline void block_point_narrow(const T *p0, const int64_t *roff, int64_t 
     for (int j = 0; j < kVecs; ++j) finish_narrow<T>(o + j * NL, acc[j], (int32_t)nvalid, div, q);
 }
 
+// The channel offsets of NV consecutive vectors of VL lanes (point_vectors'
+// at[]).
+template <int NV, int64_t VL>
+struct ConsecutiveAt {
+    int64_t at[NV];
+    constexpr ConsecutiveAt() : at() {
+        for (int j = 0; j < NV; ++j) at[j] = j * VL;
+    }
+};
+
 // NV vectors of one output point's channels in registers, vector j at
 // channel at[j] of p0 and o.  Nan = false (full float blocks of maxima): no
 // NaN tests, every loaded vector added into probe[] instead (a NaN, or
@@ -421,9 +431,8 @@ static inline void block_point(const T *p0, const int64_t *roff, int64_t nrows, 
     constexpr int64_t VL = Vec<T>::lanes;
     constexpr int64_t VB = kBlockVecs * VL;
     if constexpr (Full) {
-        constexpr int64_t at[kBlockVecs] = {0, VL, 2 * VL, 3 * VL};
-        static_assert(kBlockVecs == 4, "at[] lists the block's vectors");
-        point_vectors<T, K, kBlockVecs, true, Nan>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, probe);
+        static constexpr ConsecutiveAt<kBlockVecs, VL> block{};
+        point_vectors<T, K, kBlockVecs, true, Nan>(p0, roff, nrows, nkw, kstep, block.at, o, nvalid, div, c, probe);
     } else if (C >= VL) {
         const T *p_ch0 = p0 - c0;
         T *o_ch0 = o - c0;
@@ -487,8 +496,7 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
                        const ExecCtx *c, typename Vec<T>::V *probe, int64_t lead) {
     constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
-    constexpr int64_t at[kBlockVecs] = {0, VL, 2 * VL, 3 * VL};
-    static_assert(kBlockVecs == 4, "at[] lists the block's vectors");
+    static constexpr ConsecutiveAt<kBlockVecs, VL> block{};
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
     const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
@@ -496,8 +504,8 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]);
         if (lead) lead_vector<T, K>(p, roff, nrows, kw, kstep, o, nvalid, div, c);
         for (int64_t c0 = lead; c0 < full; c0 += VB)
-            point_vectors<T, K, kBlockVecs, true, Nan>(p + c0, roff, nrows, kw, kstep, at, o + c0, nvalid, div, c,
-                                                      probe);
+            point_vectors<T, K, kBlockVecs, true, Nan>(p + c0, roff, nrows, kw, kstep, block.at, o + c0, nvalid, div,
+                                                      c, probe);
         if (full < C)
             block_point<T, K, false>(p + full, roff, nrows, kw, kstep, C - full, o + full, nvalid, div, c, nullptr,
                                      full, C);
@@ -524,14 +532,6 @@ static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
 // 0.37-0.61, f16 0.55; VGG's k2 s2 maxima over 128 channels at batch 4-8
 // 0.53-0.58; k2 s2 averages over 256 channels at batch 8 0.44.
 constexpr int64_t kOrderedBlocks = kVecBytes == 64 ? 4 : 2;   // accumulators: half the vector registers
-
-template <int NV, int64_t VL>
-struct ConsecutiveAt {
-    int64_t at[NV];
-    constexpr ConsecutiveAt() : at() {
-        for (int j = 0; j < NV; ++j) at[j] = j * VL;
-    }
-};
 
 template <typename T, int K, int NV, bool Nan>
 static void ordered_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,

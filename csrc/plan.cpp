@@ -204,6 +204,8 @@ constexpr int64_t kSepBudget = 256 << 10;
 int64_t acc_size(int dtype) { return dtype == DP_F64 ? 8 : 4; }
 // Bytes of a kernel vector of each ISA (kVecBytes of its isa_*.cpp).
 int64_t isa_vec_bytes(int isa) { return isa == kBaseline ? 16 : isa == kAvx2 ? 32 : 64; }
+// Accumulator lanes of a kernel vector for the problem's ISA and type.
+int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
 // Windows of at least this many taps over few channels go to the separable
 // passes when W is strided (see choose_variant).
 constexpr int64_t kFewLanesSepTaps = 7;
@@ -347,8 +349,7 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
         // k5 to k19 (0.19-0.23 at 3-D k5 and k7), 0.94 at k25, 1.13 at k31;
         // with fewer channels than a vector it goes lane by lane, 5-60 times
         // the separable time.
-        const int64_t lanes = isa_vec_bytes(p.isa) / acc_size(p.desc.dtype);
-        return p.desc.channels >= lanes && p.taps <= kIdxBlockMaxTaps ? kChannelBlock : kSepLanes;
+        return p.desc.channels >= block_lanes(p) && p.taps <= kIdxBlockMaxTaps ? kChannelBlock : kSepLanes;
     }
     // Channels as lanes: tap by tap in registers unless the separable passes
     // (widen, W, H/D, finalize) cost well under the window's taps.
@@ -365,7 +366,7 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     // passes took 1.4x its time over 3 channels), for windows of one (d, h)
     // row (1.14x, k1x7 s3 over 7 channels) or rows of one output (1.35x,
     // k3x7 s2x3 over a row of 7).
-    const int64_t lanes = isa_vec_bytes(p.isa) / acc_size(p.desc.dtype);
+    const int64_t lanes = block_lanes(p);
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)
         return kSepLanes;
@@ -441,7 +442,6 @@ struct ChannelBlocks {
 // quarter of L2 and an image still has kMinBlockTasks blocks for the threads.
 constexpr int64_t kBlockBudget = 512 << 10;
 constexpr int64_t kMinBlockTasks = 8;
-int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
 int64_t block_plane_bytes(const Problem &p) {
     return p.ax[0].in * p.ax[1].in * p.ax[2].in * (int64_t)dp_dtype_size(p.desc.dtype);
 }
