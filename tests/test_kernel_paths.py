@@ -1830,6 +1830,46 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NCX", **q))
 
 
+# Global pooling of NCX planes of a vector or more folds the planes a vector
+# at a time (each plane's lanes in the order of a plane folded alone): 74
+# planes are whole groups and a remainder, 3 threads start groups at rows
+# that are no multiple of the lanes.  (plane shape)
+GLOBAL_PLANES = [(7, 7), (4, 4), (3, 11), (2, 20), (1, 5)]
+GLOBAL_KINDS = [("MaxPool", "f32"), ("MaxPool", "f64"), ("MaxPool", "bf16"), ("MaxPool", "u8"), ("MaxPool", "s8"),
+                ("AvgPool", "f32"), ("AvgPool", "f64"), ("AvgPool", "f16"), ("AvgPool", "bf16"), ("AvgPool", "u8"),
+                ("AvgPool", "s8")]
+
+
+@pytest.mark.parametrize("kind,dtype", GLOBAL_KINDS)
+@pytest.mark.parametrize("plane", GLOBAL_PLANES, ids=str)
+def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
+    """The same bits at 1 and 3 threads, as each channel pooled alone (a
+    plane folded by itself), and from a src view with channels not dense
+    into a dst view that skips every other channel; the reference's values."""
+    shape = (2, 37, *plane)
+    quantized = dtype in ("u8", "s8")
+    x = _integers(shape, dtype, 43) if quantized else make_input(kind, shape, dtype, 43)
+    attrs = dict(kernel=list(plane))
+    if quantized and kind == "AvgPool":
+        attrs.update(src_scale=0.05, src_zero_point=7, dst_scale=0.04, dst_zero_point=3)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs)
+    prims = {t: dp.Pooling(pd, num_threads=t) for t in (1, 3)}
+    assert prims[1].kernel_name.endswith(":global_plane"), prims[1].kernel_name
+    got = prims[1].execute(x)
+    np.testing.assert_array_equal(bits(prims[3].execute(x)), bits(got))
+    alone = dp.Pooling(dp.PoolingDesc(kind, (2, 1, *plane), dtype, data_format="NCX", **attrs))
+    for ch in range(shape[1]):
+        np.testing.assert_array_equal(bits(alone.execute(np.ascontiguousarray(x[:, ch:ch + 1]))),
+                                      bits(got[:, ch:ch + 1]), err_msg=f"channel {ch}")
+    wide = np.zeros((shape[0], 2 * shape[1], *plane), x.dtype)
+    wide[:, 1::2] = x
+    dst_wide = np.zeros((shape[0], 2 * shape[1], 1, 1), x.dtype)
+    prims[1].execute(wide[:, 1::2], dst=dst_wide[:, ::2])
+    np.testing.assert_array_equal(bits(dst_wide[:, ::2]), bits(got))
+    assert not dst_wide[:, 1::2].any()
+    assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NCX"))
+
+
 @pytest.mark.parametrize("shape,kernel,strides,pads,dtype,expect_blocks", [
     ((1, 512, 7, 7), [3, 3], [1, 1], [0, 0], "f32", True),            # late-stage planes: rows of 7
     ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], "f32", True),            # the fewest channels taken
