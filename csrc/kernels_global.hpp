@@ -25,7 +25,8 @@ static inline LaneMask<T> tail_lanes(int64_t P, LaneSeq<I...>) {
 }
 
 // One plane's P >= VL values as one vector of lane partials: two
-// accumulators over pairs of vectors, then one more vector, then the last
+// accumulators over pairs of vectors (bf16: the pair's even and odd
+// values), then one more vector, then the last
 // P % VL values (the plane's last vector, `tail` lanes of it), the pair
 // combined last.
 template <typename T, int K>
@@ -37,7 +38,13 @@ static inline __attribute__((always_inline)) typename Vec<T>::V plane_lanes(cons
     V a0 = id, a1 = id;
     int64_t j = 0;
     for (; j + 2 * VL <= P; j += 2 * VL) {
-        const V x0 = load_vec<T>(p + j), x1 = load_vec<T>(p + j + VL);
+        V x0, x1;
+        if constexpr (__is_same(T, bf16)) {
+            load_pair_split<T>(p + j, x0, x1);   // one load, no widening shuffles: even values, odd values
+        } else {
+            x0 = load_vec<T>(p + j);
+            x1 = load_vec<T>(p + j + VL);
+        }
         a0 = vcombine<K>(a0, x0);
         a1 = vcombine<K>(a1, x1);
     }
