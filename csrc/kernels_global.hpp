@@ -25,10 +25,9 @@ static inline LaneMask<T> tail_lanes(int64_t P, LaneSeq<I...>) {
 }
 
 // One plane's P >= VL values as one vector of lane partials: two
-// accumulators over pairs of vectors (bf16: the pair's even and odd
-// values), then one more vector, then the last
-// P % VL values (the plane's last vector, `tail` lanes of it), the pair
-// combined last.
+// accumulators over pairs of vectors (bf16: the pair's even and odd values),
+// then one more vector, then the last P % VL values (the plane's last
+// vector, `tail` lanes of it), the pair combined last.
 template <typename T, int K>
 static inline __attribute__((always_inline)) typename Vec<T>::V plane_lanes(const T *__restrict p, int64_t P,
                                                                             LaneMask<T> tail) {
@@ -102,6 +101,8 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
     const Div div = (Div)(AD.div[0] * AH.div[0] * AW.div[0]);
     int64_t n = r0 / c->C, ch = r0 % c->C;
     auto next = [&]() { if (++ch == c->C) ch = 0, ++n; };
+    auto src_plane = [&]() { return (const T *)c->src + n * c->ss[0] + ch * c->ss[1]; };
+    auto dst_point = [&]() { return (T *)c->dst + n * c->ds[0] + ch * c->ds[1]; };
     auto put = [&](T *o, Acc v) {
         if constexpr (K == kMax) *o = P ? Traits<T>::store(v) : Traits<T>::lowest();
         else *o = AvgOut<T, K>::make(v, div, (int32_t)P, QParams(c));
@@ -120,9 +121,8 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
                 V part[VL];
 #pragma GCC unroll 16
                 for (int q = 0; q < (int)VL; ++q, next()) {
-                    const T *p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
-                    os[q] = (T *)c->dst + n * c->ds[0] + ch * c->ds[1];
-                    part[bit_reversed(q, VL)] = plane_lanes<T, K>(p, P, tail);
+                    os[q] = dst_point();
+                    part[bit_reversed(q, VL)] = plane_lanes<T, K>(src_plane(), P, tail);
                 }
                 const V tot = fold_planes<K, VL / 2>(part, LaneIdx<VL>{});
                 if constexpr (K == kMax) {
@@ -134,8 +134,8 @@ static void global_plane_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *) 
             }
     }
     for (; r < r1; ++r, next()) {
-        const T *__restrict p = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
-        T *o = (T *)c->dst + n * c->ds[0] + ch * c->ds[1];
+        const T *__restrict p = src_plane();
+        T *o = dst_point();
         Acc v = identity<T, K>();
         if (P >= VL) v = fold_lanes<K, VL / 2>(plane_lanes<T, K>(p, P, tail), LaneIdx<VL>{})[0];
         else
