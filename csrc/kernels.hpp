@@ -791,6 +791,92 @@ static void taps_reduce_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, 
     if (u - at >= 1) taps_units<1, T, K, Into, Nan>(Y, X, yo + at, xo + at, off, nt);
 }
 
+// The lines of n values from p.
+template <typename S>
+static inline void prefetch_row(const S *p, int64_t n) {
+    const char *b = (const char *)p;
+    const int64_t span = n * (int64_t)sizeof(S);
+    for (int64_t at = 0; at < span; at += 64) __builtin_prefetch(b + at);
+    __builtin_prefetch(b + span - 1);   // the last line when b is not line-aligned
+}
+
+// Runs of output rows whose windows are up to three planes of three rows,
+// h apart, the next output row two rows on (k3 s2 along H): a window's last
+// row is the next one's first.  Each plane's last row stays in registers
+// for the next output row, so a row loads 2 of its 3 rows per plane (24 of
+// 36 vector loads for 3-D k3 s2 over rows of 49-64 values).  The taps
+// combine in the order of taps_reduce_rows (plane by plane, rows in order):
+// the same bits.  plane[d]: plane d's first row of the run's first window.
+//
+// One block: NV vectors from value x of each row (the last ending at n at
+// most, overlapping the one before), over nr output rows.  ahead (values,
+// 0: none): the first block prefetches the whole rows it takes that far on.
+template <typename T, int K, int NV, typename S>
+static inline __attribute__((always_inline)) void carry_block(typename Traits<T>::Acc *__restrict Y, int64_t ys,
+                                                              const S *const *plane, int64_t planes, int64_t h,
+                                                              int64_t x, int64_t n, int64_t nr, int64_t ahead) {
+    typedef typename Vec<T>::V V;
+    constexpr int64_t VL = Vec<T>::lanes;
+    int64_t at[NV];
+    for (int j = 0; j < NV; ++j) at[j] = x + j * VL < n - VL ? x + j * VL : n - VL;
+    V carry[3][NV] = {};
+#pragma GCC unroll 3
+    for (int d = 0; d < 3; ++d)
+        if (d < planes)
+            for (int j = 0; j < NV; ++j) carry[d][j] = load_any<T>(plane[d] + at[j]);
+    for (int64_t r = 0; r < nr; ++r) {
+        V acc[NV];
+#pragma GCC unroll 3
+        for (int d = 0; d < 3; ++d) {
+            if (d > 0 && d >= planes) break;
+            const S *p = plane[d] + 2 * r * h;
+            if (ahead && x == 0) {
+                prefetch_row(p + h + ahead, n);
+                prefetch_row(p + 2 * h + ahead, n);
+            }
+            for (int j = 0; j < NV; ++j) {
+                const V b = load_any<T>(p + h + at[j]), e = load_any<T>(p + 2 * h + at[j]);
+                const V v = d == 0 ? carry[d][j] : vcombine<K>(acc[j], carry[d][j]);
+                acc[j] = vcombine<K>(vcombine<K>(v, b), e);
+                carry[d][j] = e;
+            }
+        }
+        for (int j = 0; j < NV; ++j) store_vec<T>(Y + r * ys + at[j], acc[j]);
+    }
+}
+
+// Rows of up to kFuseVecs vectors go as one block down the whole run;
+// longer rows in groups of kCarryRows output rows, block by block along the
+// group's rows (their lines stay in L1 from one block to the next).
+constexpr int64_t kCarryRows = 8;
+
+template <typename T, int K, typename S>
+static void taps_carry_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, const S *const *plane, int64_t planes,
+                            int64_t h, int64_t n, int64_t nr, int64_t ahead) {
+    constexpr int64_t VL = Vec<T>::lanes, B = kFuseVecs * VL;
+    const int64_t group = n <= B ? nr : kCarryRows;
+    if (ahead && n > B) {   // longer rows: every row of the run at once (in the blocks: 1.1-1.25x the time)
+        for (int64_t d = 0; d < planes; ++d)
+            for (int64_t row = 0; row <= 2 * nr; ++row) prefetch_row(plane[d] + row * h + ahead, n);
+        ahead = 0;
+    }
+    for (int64_t r0 = 0; r0 < nr; r0 += group) {
+        const int64_t g = nr - r0 < group ? nr - r0 : group;
+        const S *from[3];
+        for (int64_t d = 0; d < planes; ++d) from[d] = plane[d] + 2 * r0 * h;
+        typename Traits<T>::Acc *y = Y + r0 * ys;
+        int64_t x = 0;
+        for (; x + B <= n; x += B) carry_block<T, K, kFuseVecs>(y, ys, from, planes, h, x, n, g, ahead);
+        switch ((n - x + VL - 1) / VL) {
+        case 0: break;
+        case 1: carry_block<T, K, 1>(y, ys, from, planes, h, x, n, g, ahead); break;
+        case 2: carry_block<T, K, 2>(y, ys, from, planes, h, x, n, g, ahead); break;
+        case 3: carry_block<T, K, 3>(y, ys, from, planes, h, x, n, g, ahead); break;
+        default: carry_block<T, K, 4>(y, ys, from, planes, h, x, n, g, ahead); break;
+        }
+    }
+}
+
 // G windows of k consecutive rows (k >= G), window g over rows X + (g + t) *
 // rs for t < k, NV vectors from value x of each row, each result handed to
 // put(g, x + j * VL, v): a van Herk block of G windows in registers.  Rows

@@ -925,8 +925,10 @@ struct SepPass {
         const int64_t len = (j1 - j0) * L, grp = g.align;
         // Tap by tap over rows under kFuseVecs vectors: runs of full windows
         // (their taps AH.s src rows apart) go together (taps_reduce_rows),
-        // from the offsets of the run's first row.
-        const bool runs = grp < 2 && dense_rows() && len < kFuseVecs * Vec<T>::lanes;
+        // from the offsets of the run's first row; k3 s2 windows along H,
+        // rows of any length, carry their last row to the next window
+        // (taps_carry_rows).
+        const bool runs = grp < 2 && dense_rows() && (len < kFuseVecs * Vec<T>::lanes || carries_rows());
         auto full = [&](int64_t oh) { return AH.kend[oh] - AH.kbeg[oh] == AH.k; };
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
@@ -985,11 +987,14 @@ struct SepPass {
                         while (oe < oh1 && full(oe)) ++oe;
                     if (left <= 0) continue;
                     const int64_t *off = voff + r * tmax;
+                    const int64_t nt = left < part ? left : part;
+                    Acc *y = stack + r * xl + j0 * L + x;
+                    if (oe - oh > 1 && p0 == 0 && nt == left &&
+                        carry_rows(y, xl, base + x, rstep, off, nt, m, oe - oh, ahead))
+                        continue;   // (its rows prefetched as it goes, each once)
                     if (ahead && p0 == 0)
                         for (int64_t q = 0; q < oe - oh; ++q)
                             prefetch_window<T>(base + x + q * rstep + ahead, off, left, 1, 0, m * (int64_t)sizeof(T));
-                    const int64_t nt = left < part ? left : part;
-                    Acc *y = stack + r * xl + j0 * L + x;
                     if (oe - oh > 1) {
                         if (p0 > 0) taps_reduce_rows<T, K, T, true>(y, xl, base + x, rstep, off + p0, nt, m, oe - oh);
                         else taps_reduce_rows<T, K, T>(y, xl, base + x, rstep, off, nt, m, oe - oh);
@@ -998,6 +1003,28 @@ struct SepPass {
                     }
                 }
         }
+    }
+
+    // Whether runs of full windows go to taps_carry_rows (longer rows
+    // included): k3 s2 along H, up to three planes, values, one pass.
+    bool carries_rows() const {
+        return AH.k == 3 && AH.s == 2 && AH.d == 1 && AD.k <= 3 && part >= AD.k * AH.k;
+    }
+    // taps_carry_rows where a run's windows are up to three planes of three
+    // rows, one row apart, the next window two rows on; false otherwise.
+    bool carry_rows(Acc *y, int64_t ys, const T *X, int64_t rstep, const int64_t *off, int64_t nt, int64_t n,
+                    int64_t nr, int64_t ahead) {
+        constexpr int64_t VL = Vec<T>::lanes;
+        if (nt % 3 || nt > 9 || n < VL) return false;
+        const int64_t h = off[1] - off[0], planes = nt / 3;
+        if (rstep != 2 * h) return false;
+        const T *plane[3];
+        for (int64_t d = 0; d < planes; ++d) {
+            if (off[3 * d + 1] - off[3 * d] != h || off[3 * d + 2] - off[3 * d + 1] != h) return false;
+            plane[d] = X + off[3 * d];
+        }
+        taps_carry_rows<T, K>(y, ys, plane, planes, h, n, nr, ahead);
+        return true;
     }
 
     // Output row `out` from its padded row X (storage type or accumulators):

@@ -1107,6 +1107,39 @@ def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind,
     _check_ncx_path(x, attrs, kind, dtype, ":separable")
 
 
+# NCX k3 s2 windows along H over up to three planes: a run of full windows
+# keeps each plane's last row in registers as the next window's first.  Rows
+# of 1-4 vectors go down the run in one block (the last vector overlapping
+# the one before); longer rows in groups of 8 output rows, block by block,
+# the last block partial (70: one vector overlapping the block before).
+# Planes: 3 inside, 2 at the D borders, 1 in 2-D; runs cut by the threads'
+# chunks and by the H borders.
+CARRIED_ROWS = [
+    ((1, 3, 9, 21, 56), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((1, 2, 7, 37, 112), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((1, 2, 5, 37, 70), dict(kernel=[2, 3, 3], strides=[1, 2, 2], pads_begin=[0, 1, 1], pads_end=[0, 1, 1])),
+    ((2, 2, 6, 17, 20), dict(kernel=[3, 3, 3], strides=[3, 2, 1], pads_begin=[1, 0, 1], pads_end=[1, 0, 1],
+                             rounding_type="ceil")),
+    ((1, 3, 23, 40), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 2, 4, 19, 136), dict(kernel=[1, 3, 3], strides=[1, 2, 1], pads_begin=[0, 1, 1], pads_end=[0, 1, 1])),
+]
+
+
+@pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
+@pytest.mark.parametrize("shape,attrs", CARRIED_ROWS, ids=[str(c[0]) for c in CARRIED_ROWS])
+def test_ncx_k3_s2_runs_carry_their_last_row(shape, attrs, kind, dtype):
+    """_check_ncx_path, and the same bits as the rows of a W-strided view (the
+    taps from rows widened first, one output row at a time)."""
+    x = _integers(shape, dtype, 8) if dtype == "u8" else make_input(kind, shape, dtype, 8)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
+    got = _check_ncx_path(x, attrs, kind, dtype, ":separable")
+    wide = np.zeros(shape[:-1] + (2 * shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs))
+    np.testing.assert_array_equal(bits(prim.execute(wide[..., ::2])), bits(got))
+
+
 # Runs of rows pooling maxima together keep NaN where it falls: values that
 # are neither NaN nor infinite, a NaN at a run's middle row or in the last src
 # row, and infinities (both signs, or one).
