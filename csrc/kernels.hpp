@@ -806,19 +806,17 @@ static inline void prefetch_row(const S *p, int64_t n) {
 // for the next output row, so a row loads 2 of its 3 rows per plane (24 of
 // 36 vector loads for 3-D k3 s2 over rows of 49-64 values).  The taps
 // combine in the order of taps_reduce_rows (plane by plane, rows in order):
-// the same bits.  plane[d]: plane d's first row of the run's first window.
-//
-// One block: NV vectors from value x of each row (the last ending at n at
-// most, overlapping the one before), over nr output rows.  ahead (values,
-// 0: none): the first block prefetches the whole rows it takes that far on.
+// the same bits.  plane[d]: plane d's first row of the run's first window;
+// rows of NV vectors (n values, the last vector overlapping the one before);
+// ahead (values, 0: none): each row prefetched that far on, once, as the
+// run reaches it.
 template <typename T, int K, int NV, typename S>
-static inline __attribute__((always_inline)) void carry_block(typename Traits<T>::Acc *__restrict Y, int64_t ys,
-                                                              const S *const *plane, int64_t planes, int64_t h,
-                                                              int64_t x, int64_t n, int64_t nr, int64_t ahead) {
+static void taps_carry_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, const S *const *plane, int64_t planes,
+                            int64_t h, int64_t n, int64_t nr, int64_t ahead) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     int64_t at[NV];
-    for (int j = 0; j < NV; ++j) at[j] = x + j * VL < n - VL ? x + j * VL : n - VL;
+    for (int j = 0; j < NV; ++j) at[j] = j * VL < n - VL ? j * VL : n - VL;
     V carry[3][NV] = {};
 #pragma GCC unroll 3
     for (int d = 0; d < 3; ++d)
@@ -830,7 +828,7 @@ static inline __attribute__((always_inline)) void carry_block(typename Traits<T>
         for (int d = 0; d < 3; ++d) {
             if (d > 0 && d >= planes) break;
             const S *p = plane[d] + 2 * r * h;
-            if (ahead && x == 0) {
+            if (ahead) {
                 prefetch_row(p + h + ahead, n);
                 prefetch_row(p + 2 * h + ahead, n);
             }
@@ -842,38 +840,6 @@ static inline __attribute__((always_inline)) void carry_block(typename Traits<T>
             }
         }
         for (int j = 0; j < NV; ++j) store_vec<T>(Y + r * ys + at[j], acc[j]);
-    }
-}
-
-// Rows of up to kFuseVecs vectors go as one block down the whole run;
-// longer rows in groups of kCarryRows output rows, block by block along the
-// group's rows (their lines stay in L1 from one block to the next).
-constexpr int64_t kCarryRows = 8;
-
-template <typename T, int K, typename S>
-static void taps_carry_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, const S *const *plane, int64_t planes,
-                            int64_t h, int64_t n, int64_t nr, int64_t ahead) {
-    constexpr int64_t VL = Vec<T>::lanes, B = kFuseVecs * VL;
-    const int64_t group = n <= B ? nr : kCarryRows;
-    if (ahead && n > B) {   // longer rows: every row of the run at once (in the blocks: 1.1-1.25x the time)
-        for (int64_t d = 0; d < planes; ++d)
-            for (int64_t row = 0; row <= 2 * nr; ++row) prefetch_row(plane[d] + row * h + ahead, n);
-        ahead = 0;
-    }
-    for (int64_t r0 = 0; r0 < nr; r0 += group) {
-        const int64_t g = nr - r0 < group ? nr - r0 : group;
-        const S *from[3];
-        for (int64_t d = 0; d < planes; ++d) from[d] = plane[d] + 2 * r0 * h;
-        typename Traits<T>::Acc *y = Y + r0 * ys;
-        int64_t x = 0;
-        for (; x + B <= n; x += B) carry_block<T, K, kFuseVecs>(y, ys, from, planes, h, x, n, g, ahead);
-        switch ((n - x + VL - 1) / VL) {
-        case 0: break;
-        case 1: carry_block<T, K, 1>(y, ys, from, planes, h, x, n, g, ahead); break;
-        case 2: carry_block<T, K, 2>(y, ys, from, planes, h, x, n, g, ahead); break;
-        case 3: carry_block<T, K, 3>(y, ys, from, planes, h, x, n, g, ahead); break;
-        default: carry_block<T, K, 4>(y, ys, from, planes, h, x, n, g, ahead); break;
-        }
     }
 }
 

@@ -925,10 +925,11 @@ struct SepPass {
         const int64_t len = (j1 - j0) * L, grp = g.align;
         // Tap by tap over rows under kFuseVecs vectors: runs of full windows
         // (their taps AH.s src rows apart) go together (taps_reduce_rows),
-        // from the offsets of the run's first row; k3 s2 windows along H,
-        // rows of any length, carry their last row to the next window
-        // (taps_carry_rows).
-        const bool runs = grp < 2 && dense_rows() && (len < kFuseVecs * Vec<T>::lanes || carries_rows());
+        // from the offsets of the run's first row; k3 s2 windows along H
+        // carry their last row to the next window (taps_carry_rows), rows
+        // of kFuseVecs vectors included.
+        const bool runs = grp < 2 && dense_rows() &&
+                          (len < kFuseVecs * Vec<T>::lanes || (len == kFuseVecs * Vec<T>::lanes && carries_rows()));
         auto full = [&](int64_t oh) { return AH.kend[oh] - AH.kbeg[oh] == AH.k; };
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
@@ -1005,8 +1006,10 @@ struct SepPass {
         }
     }
 
-    // Whether runs of full windows go to taps_carry_rows (longer rows
-    // included): k3 s2 along H, up to three planes, values, one pass.
+    // Whether runs of full windows go to taps_carry_rows: k3 s2 along H, up
+    // to three planes, one pass.  (Rows over kFuseVecs vectors, carried in
+    // groups of 8 output rows block by block, took 0.93-1.11 of the
+    // row-by-row passes' time: they stay on those.)
     bool carries_rows() const {
         return AH.k == 3 && AH.s == 2 && AH.d == 1 && AD.k <= 3 && part >= AD.k * AH.k;
     }
@@ -1015,15 +1018,20 @@ struct SepPass {
     bool carry_rows(Acc *y, int64_t ys, const T *X, int64_t rstep, const int64_t *off, int64_t nt, int64_t n,
                     int64_t nr, int64_t ahead) {
         constexpr int64_t VL = Vec<T>::lanes;
-        if (nt % 3 || nt > 9 || n < VL) return false;
+        if (nt % 3 || nt > 9 || n < VL || n > kFuseVecs * VL) return false;
         const int64_t h = off[1] - off[0], planes = nt / 3;
         if (rstep != 2 * h) return false;
-        const T *plane[3];
+        const T *plane[3] = {X, X, X};
         for (int64_t d = 0; d < planes; ++d) {
             if (off[3 * d + 1] - off[3 * d] != h || off[3 * d + 2] - off[3 * d + 1] != h) return false;
             plane[d] = X + off[3 * d];
         }
-        taps_carry_rows<T, K>(y, ys, plane, planes, h, n, nr, ahead);
+        switch ((n + VL - 1) / VL) {
+        case 1: taps_carry_rows<T, K, 1>(y, ys, plane, planes, h, n, nr, ahead); break;
+        case 2: taps_carry_rows<T, K, 2>(y, ys, plane, planes, h, n, nr, ahead); break;
+        case 3: taps_carry_rows<T, K, 3>(y, ys, plane, planes, h, n, nr, ahead); break;
+        default: taps_carry_rows<T, K, 4>(y, ys, plane, planes, h, n, nr, ahead); break;
+        }
         return true;
     }
 
