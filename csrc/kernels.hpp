@@ -791,13 +791,11 @@ static void taps_reduce_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, 
     if (u - at >= 1) taps_units<1, T, K, Into, Nan>(Y, X, yo + at, xo + at, off, nt);
 }
 
-// The lines of n values from p.
-template <typename S>
-static inline void prefetch_row(const S *p, int64_t n) {
+// The lines of `bytes` bytes from p.
+static inline void prefetch_span(const void *p, int64_t bytes) {
     const char *b = (const char *)p;
-    const int64_t span = n * (int64_t)sizeof(S);
-    for (int64_t at = 0; at < span; at += 64) __builtin_prefetch(b + at);
-    __builtin_prefetch(b + span - 1);   // the last line when b is not line-aligned
+    for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(b + at);
+    __builtin_prefetch(b + bytes - 1);   // the last line when b is not line-aligned
 }
 
 // Runs of output rows whose windows are up to three planes of three rows,
@@ -829,8 +827,8 @@ static void taps_carry_rows(typename Traits<T>::Acc *__restrict Y, int64_t ys, c
             if (d > 0 && d >= planes) break;
             const S *p = plane[d] + 2 * r * h;
             if (ahead) {
-                prefetch_row(p + h + ahead, n);
-                prefetch_row(p + 2 * h + ahead, n);
+                prefetch_span(p + h + ahead, n * (int64_t)sizeof(S));
+                prefetch_span(p + 2 * h + ahead, n * (int64_t)sizeof(S));
             }
             for (int j = 0; j < NV; ++j) {
                 const V b = load_any<T>(p + h + at[j]), e = load_any<T>(p + 2 * h + at[j]);

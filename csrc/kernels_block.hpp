@@ -64,11 +64,7 @@ template <typename T>
 static inline void prefetch_window(const T *p, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep,
                                    int64_t span) {
     for (int64_t rr = 0; rr < nrows; ++rr)
-        for (int64_t kw = 0; kw < nkw; ++kw) {
-            const char *b = (const char *)(p + roff[rr] + kw * kstep);
-            for (int64_t at = 0; at < span; at += 64) __builtin_prefetch(b + at);
-            __builtin_prefetch(b + span - 1);   // the last line when b is not line-aligned
-        }
+        for (int64_t kw = 0; kw < nkw; ++kw) prefetch_span(p + roff[rr] + kw * kstep, span);
 }
 
 // The quantization parameters for finishing an output point of divisor div.
