@@ -928,8 +928,8 @@ struct SepPass {
         // from the offsets of the run's first row; k3 s2 windows along H
         // carry their last row to the next window (taps_carry_rows), rows
         // of kFuseVecs vectors included.
-        const bool runs = grp < 2 && dense_rows() &&
-                          (len < kFuseVecs * Vec<T>::lanes || (len == kFuseVecs * Vec<T>::lanes && carries_rows()));
+        const bool carry = grp < 2 && dense_rows() && len <= kFuseVecs * Vec<T>::lanes && carries_rows();
+        const bool runs = carry || (grp < 2 && dense_rows() && len < kFuseVecs * Vec<T>::lanes);
         auto full = [&](int64_t oh) { return AH.kend[oh] - AH.kbeg[oh] == AH.k; };
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
@@ -990,9 +990,10 @@ struct SepPass {
                     const int64_t *off = voff + r * tmax;
                     const int64_t nt = left < part ? left : part;
                     Acc *y = stack + r * xl + j0 * L + x;
-                    if (oe - oh > 1 && p0 == 0 && nt == left &&
-                        carry_rows(y, xl, base + x, rstep, off, nt, m, oe - oh, ahead))
+                    if (carry && oe - oh > 1 && p0 == 0 && m >= Vec<T>::lanes) {
+                        carry_rows(y, xl, base + x, off, planes, hstep, m, oe - oh, ahead);
                         continue;   // (its rows prefetched as it goes, each once)
+                    }
                     if (ahead && p0 == 0)
                         for (int64_t q = 0; q < oe - oh; ++q)
                             prefetch_window<T>(base + x + q * rstep + ahead, off, left, 1, 0, m * (int64_t)sizeof(T));
@@ -1013,26 +1014,21 @@ struct SepPass {
     bool carries_rows() const {
         return AH.k == 3 && AH.s == 2 && AH.d == 1 && AD.k <= 3 && part >= AD.k * AH.k;
     }
-    // taps_carry_rows where a run's windows are up to three planes of three
-    // rows, one row apart, the next window two rows on; false otherwise.
-    bool carry_rows(Acc *y, int64_t ys, const T *X, int64_t rstep, const int64_t *off, int64_t nt, int64_t n,
+    // A run of nr full windows (carries_rows()) to taps_carry_rows: each of
+    // the planes starts at its first tap's offset (off, the run's first
+    // row's), its three rows h apart; rows of n values, VL <= n <= kFuseVecs
+    // vectors.
+    void carry_rows(Acc *y, int64_t ys, const T *X, const int64_t *off, int64_t planes, int64_t h, int64_t n,
                     int64_t nr, int64_t ahead) {
         constexpr int64_t VL = Vec<T>::lanes;
-        if (nt % 3 || nt > 9 || n < VL || n > kFuseVecs * VL) return false;
-        const int64_t h = off[1] - off[0], planes = nt / 3;
-        if (rstep != 2 * h) return false;
         const T *plane[3] = {X, X, X};
-        for (int64_t d = 0; d < planes; ++d) {
-            if (off[3 * d + 1] - off[3 * d] != h || off[3 * d + 2] - off[3 * d + 1] != h) return false;
-            plane[d] = X + off[3 * d];
-        }
+        for (int64_t d = 0; d < planes; ++d) plane[d] = X + off[3 * d];
         switch ((n + VL - 1) / VL) {
         case 1: taps_carry_rows<T, K, 1>(y, ys, plane, planes, h, n, nr, ahead); break;
         case 2: taps_carry_rows<T, K, 2>(y, ys, plane, planes, h, n, nr, ahead); break;
         case 3: taps_carry_rows<T, K, 3>(y, ys, plane, planes, h, n, nr, ahead); break;
         default: taps_carry_rows<T, K, 4>(y, ys, plane, planes, h, n, nr, ahead); break;
         }
-        return true;
     }
 
     // Output row `out` from its padded row X (storage type or accumulators):
