@@ -570,6 +570,10 @@ SMALL_PREFETCHED = [
     ("NXC", (2, 16, 15, 14), K3_S2_P1),
     ("NCX", (2, 8, 30, 30), dict(kernel=[2, 2], strides=[2, 2])),
     ("NCX", (2, 5, 21, 21), K3_S2_P1),
+    # stacked 3-D passes: rows prefetched one output plane on (planes of
+    # 1.8 KB), and past kPlaneAheadBytes (planes of 360 KB, 720 KB on) 16 KB on
+    ("NCX", (2, 5, 9, 21, 21), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3)),
+    ("NCX", (1, 2, 5, 300, 300), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3)),
 ]
 
 
