@@ -493,14 +493,17 @@ static inline F32Bits bf16_quieted(V v) {
 // lanes are quotients of sums of widened values (averages): for bf16 their
 // NaNs came out of arithmetic, already quiet, with a zero low half (widened
 // payloads, or the default NaN), so rounding them carries nothing into the
-// high half and bf16_bits' NaN test is not needed.
-template <typename T, bool Exact = false>
+// high half and bf16_bits' NaN test is not needed.  NanFree (with Exact):
+// lanes known to hold no NaN, stored without the test (a probed pass's
+// maxima: they stand only when it loaded no NaN).
+template <typename T, bool Exact = false, bool NanFree = false>
 static inline void store_as(T *o, typename Vec<T>::V v) {
     typedef typename Traits<T>::Acc Acc;
     if constexpr (__is_same(T, Acc)) {
         store_vec<T>(o, v);
     } else if constexpr (__is_same(T, bf16)) {
-        if constexpr (Exact) isa_store_u16(o, (IsaI32)(bf16_quieted(v) >> 16));
+        if constexpr (Exact && NanFree) isa_store_u16(o, (IsaI32)((F32Bits)v >> 16));
+        else if constexpr (Exact) isa_store_u16(o, (IsaI32)(bf16_quieted(v) >> 16));
         else isa_store_u16(o, (IsaI32)bf16_rounded((F32Bits)v));
     } else if constexpr (__is_same(T, _Float16)) {
         if constexpr (kHaveF16) {
@@ -539,6 +542,8 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
 // shuffles and two shifts), and back, rounded as store_as rounds (one store,
 // no narrowing shuffles).  Lane-wise code between the two computes every
 // value exactly as it would in order.
+template <typename T, int NV>   // whether NV consecutive vectors of T go in such pairs
+constexpr bool kSplitPairs = __is_same(T, bf16) && kVecBytes == 64 && NV % 2 == 0;
 template <typename T>
 static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typename Vec<T>::V &odd) {
     static_assert(__is_same(T, bf16), "split pairs are bf16's");
@@ -548,11 +553,13 @@ static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typenam
     even = (V)(u << 16);
     odd = (V)(u & 0xffff0000u);
 }
-template <typename T, bool Exact = false>
+template <typename T, bool Exact = false, bool NanFree = false>
 static inline void store_pair_split_as(T *o, typename Vec<T>::V even, typename Vec<T>::V odd) {
     static_assert(__is_same(T, bf16), "split pairs are bf16's");
     typedef uint32_t UU __attribute__((vector_size(kVecBytes), aligned(2)));
-    if constexpr (Exact)   // as store_as: NaNs made quiet, the low half dropped
+    if constexpr (Exact && NanFree)   // as store_as: no NaN to make quiet
+        *(UU *)o = ((F32Bits)even >> 16) | ((F32Bits)odd & 0xffff0000u);
+    else if constexpr (Exact)   // as store_as: NaNs made quiet, the low half dropped
         *(UU *)o = (bf16_quieted(even) >> 16) | (bf16_quieted(odd) & 0xffff0000u);
     else
         *(UU *)o = bf16_rounded((F32Bits)even) | (bf16_rounded((F32Bits)odd) << 16);
