@@ -1610,6 +1610,38 @@ def test_bf16_channel_blocks_split_by_parity(kind, window, nans, channels):
     attrs = dict(SPLIT_WINDOWS[window])
     if kind == "AvgPool":
         attrs["exclude_pad"] = True
+    _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans)
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("nans", [True, False], ids=["nans", "no-nan"])
+@pytest.mark.parametrize("channels", [1024, 1100])
+@pytest.mark.parametrize("window", ["global", "disjoint"])
+def test_bf16_streamed_windows_split_by_parity(kind, nans, channels, window):
+    """Large disjoint NXC windows over long channel rows stream their taps a
+    few at a time (taps_reduce, the partial results in channel order between
+    passes); bf16 blocks of them go in pairs split by parity: the bits of the
+    same pooling in f32 rounded to bf16, as above (blocks of 64 channels and a
+    tail of 12 over 1100)."""
+    spatial, attrs = {"global": ((10, 5), dict(kernel=[10, 5])),
+                      "disjoint": ((6, 3, 3), dict(kernel=[3, 3, 3], strides=[3, 3, 3]))}[window]
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, *spatial, channels)).astype(ml_dtypes.bfloat16)   # NXC
+    u = x.view(np.uint16).reshape(2, -1, channels)   # (n, positions, channels), a view
+    if nans:
+        u[0, 12, 0] = 0x7f81                   # a signalling NaN, an even channel
+        u[0, 23, 17] = 0x7fc0                  # a quiet NaN, an odd channel
+        u[1, 33, 96] = 0xff81                  # a negative signalling NaN, the second block
+        u[0, 39, 49] = 0xff80                  # -inf
+    u[1, 41, channels - 1] = 0x7f80            # +inf, the last channel
+    u[1, :, 2] = 0x8000                        # -0 throughout one channel
+    _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans)
+
+
+def _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans):
+    """bf16 NXC x pooled by the channel-block kernel gives the bits of its
+    pooling in f32 rounded to bf16, NaNs quiet with their payloads, at 1 and 2
+    threads, and the reference's values."""
     prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "bf16", data_format="NXC", **attrs))
     assert prim.kernel_name.split(":")[1] == "channel_block", prim.kernel_name
     wide = x.astype(np.float32)
@@ -1629,7 +1661,7 @@ def test_bf16_channel_blocks_split_by_parity(kind, window, nans, channels):
     else:
         assert not nan.any()
     if kind == "MaxPool":
-        assert np.all(got.view(np.uint16)[1, :, :, 2] == 0x8000)   # -0 stays -0
+        assert np.all(got.view(np.uint16)[1, ..., 2] == 0x8000)   # -0 stays -0
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
     g = got.astype(np.float64)
     np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
