@@ -700,12 +700,14 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
         for (; x + B <= n; x += B) {
             V acc[kFuseVecs];
             for (int j = 0; j < kFuseVecs; j += 1 + kSplit) {
-                const typename Vec<T>::VU *y = (const typename Vec<T>::VU *)(Y + x + j * VL);
-                if constexpr (kSplit) {
-                    if (Into) split_pair<V>(y[0], y[1], acc[j], acc[j + 1]);
-                    else load_pair_split<T>(X + x + off[0] + j * VL, acc[j], acc[j + 1]);
+                if constexpr (Into) {   // continued from Y (channel order)
+                    const typename Vec<T>::VU *y = (const typename Vec<T>::VU *)(Y + x + j * VL);
+                    if constexpr (kSplit) split_pair<V>(y[0], y[1], acc[j], acc[j + 1]);
+                    else acc[j] = y[0];
+                } else if constexpr (kSplit) {
+                    load_pair_split<T>(X + x + off[0] + j * VL, acc[j], acc[j + 1]);
                 } else {
-                    acc[j] = Into ? y[0] : load_any<T>(X + x + off[0] + j * VL);
+                    acc[j] = load_any<T>(X + x + off[0] + j * VL);
                 }
             }
             for (int64_t t = t0; t < nt; ++t) {

@@ -933,7 +933,6 @@ struct SepPass {
         const T *src_od = (const T *)c->src + n * c->ss[0] + ch * c->ss[1] + id0 * c->ss[2];
         const Acc id = identity<T, K>();
         const int64_t dstep = AD.d * c->ss[2], hstep = AH.d * c->ss[3], s3 = c->ss[3];   // locals: voff may alias c
-        const int64_t ahead = planes_ahead();
         const T *base = src_od + (j0 - AW.pb) * c->ss[4];
         const int64_t len = (j1 - j0) * L, grp = g.align;
         // Tap by tap over rows under kFuseVecs vectors: runs of full windows
@@ -941,8 +940,9 @@ struct SepPass {
         // from the offsets of the run's first row; k3 s2 windows along H
         // carry their last row to the next window (taps_carry_rows), rows
         // of kFuseVecs vectors included.
-        const bool carry = grp < 2 && dense_rows() && len <= kFuseVecs * Vec<T>::lanes && carries_rows();
-        const bool runs = carry || (grp < 2 && dense_rows() && len < kFuseVecs * Vec<T>::lanes);
+        const bool dense_single = grp < 2 && dense_rows();   // rows one by one (no g.align groups), values adjacent
+        const bool carry = dense_single && len <= kFuseVecs * Vec<T>::lanes && carries_rows();
+        const bool runs = carry || (dense_single && len < kFuseVecs * Vec<T>::lanes);
         auto full = [&](int64_t oh) { return AH.kend[oh] - AH.kbeg[oh] == AH.k; };
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t r = oh - oh0, kh0 = AH.kbeg[oh], nkh = AH.kend[oh] - kh0;
@@ -990,7 +990,7 @@ struct SepPass {
             shared_stack<true>(stack, base, oh0, oh1, len, sv, xl, tmax);
             return;
         }
-        const int64_t rstep = AH.s * s3;
+        const int64_t rstep = AH.s * s3, ahead = planes_ahead();
         for (int64_t x = 0; x < len; x += sv) {
             const int64_t m = len - x < sv ? len - x : sv;
             for (int64_t p0 = 0; p0 < tmax; p0 += part)
