@@ -176,9 +176,10 @@ struct ConsecutiveAt {
 // infinities of both signs, make it NaN; the caller then pools the points
 // again with the tests), summed in registers first: added to probe[] tap by
 // tap, out of line (bf16), the sums went through memory and took the
-// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Consecutive: at[j] =
-// j * lanes (averages store those in pairs).  Ordered: each tap's loads
-// issue before the next tap's (see ordered_row).
+// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Split pairs probe in
+// their 16-bit lanes instead (PairProbe), folded into probe[] at the end.
+// Consecutive: at[j] = j * lanes (averages store those in pairs).
+// Ordered: each tap's loads issue before the next tap's (see ordered_row).
 template <typename T, int K, int NV, bool Consecutive, bool Nan = true, bool Ordered = false>
 static inline __attribute__((always_inline)) void point_vectors(const T *p0, const int64_t *roff, int64_t nrows,
                                                                 int64_t nkw, int64_t kstep, const int64_t (&at)[NV],
@@ -193,27 +194,48 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     // 1.0-1.1x.
     constexpr bool kSplit = Consecutive && kSplitPairs<T, NV>;
     constexpr int NS = NV < kBlockVecs ? NV : kBlockVecs;   // probe sums (wider points fold theirs)
+    constexpr int NP = NS / 2;                              // pair probes, as many chains as the sums'
     V acc[NV], sum[NS];
-    for (int j = 0; j < NV; ++j) acc[j] = (V){} + identity<T, K>();
-    for (int j = 0; j < NS; ++j) sum[j] = (V){};
-    for (int64_t r = 0; r < nrows; ++r) {
-        const T *p = p0 + roff[r];
-        for (int64_t kw = 0; kw < nkw; ++kw, p += kstep) {
-            for (int j = 0; j < NV; j += 1 + kSplit) {
-                V v[2];
-                if constexpr (kSplit) load_pair_split<T>(p + at[j], v[0], v[1]);
-                else v[0] = load_vec<T>(p + at[j]);
-                for (int h = 0; h <= kSplit; ++h) {
-                    acc[j + h] = vcombine<K, Nan>(acc[j + h], v[h]);
-                    if constexpr (!Nan) sum[(j + h) % NS] += v[h];
+    PairProbe pairs[kSplit && !Nan ? NP : 1];
+    auto tap = [&](const T *p, auto first) {
+        for (int j = 0; j < NV; j += 1 + kSplit) {
+            V v[2];
+            if constexpr (kSplit && !Nan) load_pair_split<T>(p + at[j], v[0], v[1], pairs[j / 2 % NP]);
+            else if constexpr (kSplit) load_pair_split<T>(p + at[j], v[0], v[1]);
+            else v[0] = load_vec<T>(p + at[j]);
+            for (int h = 0; h <= kSplit; ++h) {
+                if constexpr (first) acc[j + h] = v[h];
+                else acc[j + h] = vcombine<K, Nan>(acc[j + h], v[h]);
+                if constexpr (!Nan && !kSplit) {
+                    if (first && j + h < NS) sum[j + h] = v[h];
+                    else sum[(j + h) % NS] += v[h];
                 }
             }
-            // A compiler barrier (registers stay put): the scheduler would
-            // interleave the taps' loads otherwise.
-            if constexpr (Ordered) asm volatile("" ::: "memory");
         }
+        // A compiler barrier (registers stay put): the scheduler would
+        // interleave the taps' loads otherwise.
+        if constexpr (Ordered) asm volatile("" ::: "memory");
+    };
+    // Maxima start from their first tap's values, not from a maximum with
+    // -inf (and the probe sums from them, not from 0 + v): a vector
+    // operation fewer per vector and point (VGG's k2 s2 maxima over 128
+    // channels NXC, 1 thread: bf16 0.94 of the time, f16 0.91, f32 alike).
+    // Sums start from 0, as every path's do (0 + -0 is +0).
+    int64_t kw0 = 0;   // row 0's taps already in acc
+    if (K == kMax && nrows > 0 && nkw > 0) {
+        tap(p0 + roff[0], std::true_type{});
+        kw0 = 1;
+    } else {
+        for (int j = 0; j < NV; ++j) acc[j] = (V){} + identity<T, K>();
+        for (int j = 0; j < NS; ++j) sum[j] = (V){};
     }
-    if constexpr (!Nan)
+    for (int64_t r = 0; r < nrows; ++r, kw0 = 0) {
+        const T *p = p0 + roff[r] + kw0 * kstep;
+        for (int64_t kw = kw0; kw < nkw; ++kw, p += kstep) tap(p, std::false_type{});
+    }
+    if constexpr (!Nan && kSplit)
+        for (int j = 0; j < NP; ++j) probe[j] += pairs[j].template as_sum<V>();
+    else if constexpr (!Nan)
         for (int j = 0; j < NS; ++j) probe[j] += sum[j];
     if (K == kMax && nvalid == 0) {
         for (int j = 0; j < NV; ++j)
@@ -836,6 +858,12 @@ struct SlideOps {
         else
             for (int j = 0; j < NV; ++j) v[j] = load_vec<T>(p + j * lanes);
     }
+    // ... split pairs probed as they load (PairProbe, one a pair)
+    template <int NV>
+    static inline void load(const T *p, V (&v)[NV], PairProbe (&pairs)[NV / 2]) {
+        static_assert(kSplit<NV>, "pairs probe split pairs");
+        for (int j = 0; j < NV; j += 2) load_pair_split<T>(p + j * lanes, v[j], v[j + 1], pairs[j / 2]);
+    }
     template <bool Nan = true>
     static inline V combine(V a, V b) { return vcombine<K, Nan>(a, b); }
     template <bool Nan, int NV>
@@ -850,6 +878,8 @@ template <typename T>
 struct SlideOps<T, kQAvg> {
     typedef typename Narrow<T>::V V;
     static constexpr int64_t lanes = Narrow<T>::lanes;
+    template <int NV>
+    static constexpr bool kSplit = false;
     template <int NV>
     static inline void load(const T *p, V (&v)[NV]) {
         for (int j = 0; j < NV; ++j) v[j] = Narrow<T>::load(p + j * lanes);
@@ -923,13 +953,24 @@ struct SlideCol {
 
 // One input column of a slid block: its (d, h) rows reduced (nrows >= 1;
 // NR of them when NR > 0).  Nan = false: float maxima without NaN tests, the
-// column's values summed into probe (see slide_block_erased).
+// column's values summed into probe (see slide_block_erased), or split pairs
+// probed into pairs[] (PairProbe; slide_block folds them into probe).
 template <typename T, int K, int NV, int NR, bool Nan>
 static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows,
-                                              typename SlideOps<T, K>::V *probe) {
+                                              typename SlideOps<T, K>::V *probe, PairProbe (&pairs)[(NV + 1) / 2]) {
     typedef SlideOps<T, K> Ops;
     if constexpr (NR != 0) nrows = NR;
     SlideCol<T, K, NV> col, sum;
+    if constexpr (!Nan && Ops::template kSplit<NV>) {   // probed in 16-bit lanes, pairs folded by the caller
+        Ops::load(pc + roff[0], col.v, pairs);
+        for (int64_t r = 1; r < nrows; ++r) {
+            typename Ops::V v[NV];
+            Ops::load(pc + roff[r], v, pairs);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) col.v[j] = Ops::template combine<Nan>(col.v[j], v[j]);
+        }
+        return col;
+    }
     Ops::load(pc + roff[0], col.v);
     if constexpr (!Nan) sum = col;
     for (int64_t r = 1; r < nrows; ++r) {
@@ -961,9 +1002,10 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
     typedef typename Ops::V V;
     const int32_t nvalid = (int32_t)(nrows * KW);
     SlideCol<T, K, NV> col[KW];   // the window's columns, left to right (registers: every index is constant)
+    PairProbe pairs[(NV + 1) / 2];   // split pairs' probes (slide_column), folded at the end
 #pragma GCC unroll 4
     for (int kw = S; kw < KW; ++kw)
-        col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows, probe);
+        col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows, probe, pairs);
     for (int64_t ow = ow0; ow < ow1; ++ow) {
 #pragma GCC unroll 4
         for (int kw = 0; kw < KW - S; ++kw) col[kw] = col[kw + S];
@@ -972,7 +1014,7 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
                                NV * Ops::lanes * (int64_t)sizeof(T));
 #pragma GCC unroll 4
         for (int kw = KW - S; kw < KW; ++kw)
-            col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow * S - pb + kw) * ws, roff, nrows, probe);
+            col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow * S - pb + kw) * ws, roff, nrows, probe, pairs);
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * AW.div[ow]);
         const QParams q = point_params<K>(c, div);
         V acc[NV];
@@ -984,6 +1026,8 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
         }
         Ops::template finish<Nan>(o + ow * os, acc, nvalid, div, q);
     }
+    if constexpr (!Nan && Ops::template kSplit<NV>)
+        for (int j = 0; j < NV / 2; ++j) probe[j] += pairs[j].template as_sum<V>();
 }
 
 typedef void (*SlideFn)(const void *, const int64_t *, int64_t, int64_t, void *, int64_t, int64_t, int64_t, int64_t,
@@ -993,8 +1037,9 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
                                int64_t ow0, int64_t ow1, int64_t pb, int64_t div_dh, const AxisPlan &AW,
                                const ExecCtx *c, int64_t ahead) {
     // Maxima of 16-bit floats first compare without NaN tests, summing the
-    // loaded values into a probe, and slide again with them when it shows a
-    // NaN (or infinities of both signs); the first pass only writes dst.
+    // loaded values into a probe (bf16 split pairs: PairProbe), and slide
+    // again with them when it shows a NaN (or, summed, infinities of both
+    // signs); the first pass only writes dst.
     // ResNet-50's k3 s2 p1 in bf16 took 0.85 of the time, k3 s2 over 96
     // channels in f16 0.95; f32 ran as fast as with the tests, f64 1.08x.
     if constexpr (K == kMax && sizeof(T) == 2 && __is_same(typename Traits<T>::Acc, float)) {
