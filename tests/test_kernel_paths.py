@@ -1594,9 +1594,9 @@ def test_bf16_channel_blocks_split_by_parity(kind, window, nans, channels):
     into even and odd channels: every channel keeps its own value, and the bits
     are those of the same pooling in f32 rounded to bf16 (the same sums in the
     same order, one rounding), NaNs made quiet with their payloads, infinities
-    kept, maxima of -0 -0, at 1 and 2 threads.  Without NaNs (and without
-    infinities of both signs) maxima stand as their probed pass stored them,
-    without its NaN tests."""
+    kept, maxima of -0 -0, at 1 and 2 threads.  Without NaNs maxima stand as
+    their probed pass stored them, without its NaN tests (the register blocks'
+    16-bit probe tells infinities of both signs from a NaN)."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 9, 14, channels)).astype(ml_dtypes.bfloat16)   # NXC
     u = x.view(np.uint16)
@@ -1604,7 +1604,8 @@ def test_bf16_channel_blocks_split_by_parity(kind, window, nans, channels):
         u[0, 1, 2, 0] = 0x7f81                 # a signalling NaN, an even channel
         u[0, 4, 5, 17] = 0x7fc0                # a quiet NaN, an odd channel
         u[1, 3, 3, 32] = 0xff81                # a negative signalling NaN, the block's third vector
-        u[0, 7, 9, 49] = 0xff80                # -inf, the fourth vector
+        u[1, 5, 6, 63] = 0xffc1                # a negative quiet NaN, the block's last (odd) channel
+    u[0, 7, 9, 49] = 0xff80                    # -inf, the fourth vector
     u[1, 6, 8, channels - 1] = 0x7f80          # +inf, the last channel
     x[1, :, :, 2] = -0.0                       # -0 throughout one channel
     attrs = dict(SPLIT_WINDOWS[window])
@@ -1636,6 +1637,38 @@ def test_bf16_streamed_windows_split_by_parity(kind, nans, channels, window):
     u[1, 41, channels - 1] = 0x7f80            # +inf, the last channel
     u[1, :, 2] = 0x8000                        # -0 throughout one channel
     _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16"])
+@pytest.mark.parametrize("channels", [64, 128])
+@pytest.mark.parametrize("window", ["k3x2-s2", "k2-s2"])
+def test_nxc_register_block_maxima_keep_the_first_of_equal_zeros(window, channels, dtype):
+    """Register blocks of maxima start from each window's first tap (not from
+    -inf): windows of +0, -0 and -1 keep the first of their zeros in tap order
+    (rows, then columns), channel by channel, at 1 and 2 threads; a window
+    whose first tap is -1 and the rest -0 gives -0."""
+    attrs = {"k3x2-s2": dict(kernel=[3, 2], strides=[2, 2]), "k2-s2": dict(kernel=[2, 2], strides=[2, 2])}[window]
+    rng = np.random.default_rng(21)
+    x = rng.choice(np.array([0.0, -0.0, -1.0]), size=(2, 9, 14, channels), p=[0.3, 0.3, 0.4])
+    x[1, :3, :2, 5] = -0.0
+    x[1, 0, 0, 5] = -1.0
+    x = x.astype(NUMPY[dtype])
+    (kh, kw), (sh, sw) = attrs["kernel"], attrs["strides"]
+    oh, ow = (x.shape[1] - kh) // sh + 1, (x.shape[2] - kw) // sw + 1
+    want = np.empty((2, oh, ow, channels), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            taps = x[:, i * sh:i * sh + kh, j * sw:j * sw + kw].reshape(2, kh * kw, channels)
+            acc = taps[:, 0].copy()
+            for t in range(1, kh * kw):   # a later tap wins only when greater
+                acc = np.where(taps[:, t] > acc, taps[:, t], acc)
+            want[:, i, j] = acc
+    assert np.signbit(want[want == 0]).any() and not np.signbit(want[want == 0]).all()
+    assert np.signbit(want[1, 0, 0, 5]) and want[1, 0, 0, 5] == 0
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs), num_threads=threads)
+        assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+        np.testing.assert_array_equal(bits(prim.execute(x)), bits(want), err_msg=f"{threads} threads")
 
 
 def _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans):
