@@ -544,15 +544,6 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
 // value exactly as it would in order.
 template <typename T, int NV>   // whether NV consecutive vectors of T go in such pairs
 constexpr bool kSplitPairs = __is_same(T, bf16) && kVecBytes == 64 && NV % 2 == 0;
-template <typename T>
-static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typename Vec<T>::V &odd) {
-    static_assert(__is_same(T, bf16), "split pairs are bf16's");
-    typedef typename Vec<T>::V V;
-    typedef uint32_t U __attribute__((vector_size(kVecBytes), aligned(2)));
-    const U u = *(const U *)p;
-    even = (V)(u << 16);
-    odd = (V)(u & 0xffff0000u);
-}
 // A probed pass's NaN check on split pairs (Nan = false, ran_without_nan),
 // in their 16-bit lanes: the largest of the loaded values' bits with the
 // sign cleared, a NaN iff above +inf's 0x7f80 (infinities of both signs no
@@ -575,16 +566,18 @@ struct PairProbe {
         return (V)((U)top & 0xffff0000u) + (V)((U)top << 16);
     }
 };
+// (probe: a probed pass's, or null)
 template <typename T>
-static inline void load_pair_split(const T *p, typename Vec<T>::V &even, typename Vec<T>::V &odd,
-                                   PairProbe &probe) {
+static inline __attribute__((always_inline)) void load_pair_split(const T *p, typename Vec<T>::V &even,
+                                                                  typename Vec<T>::V &odd,
+                                                                  PairProbe *probe = nullptr) {
     static_assert(__is_same(T, bf16), "split pairs are bf16's");
     typedef typename Vec<T>::V V;
     typedef uint32_t U __attribute__((vector_size(kVecBytes), aligned(2)));
     const U u = *(const U *)p;
     even = (V)(u << 16);
     odd = (V)(u & 0xffff0000u);
-    probe.add(u);
+    if (probe) probe->add(u);
 }
 // A split pair's lanes in channel order (two vectors of accumulators, as
 // load_vec would give them), and channel-ordered vectors split so.
