@@ -550,7 +550,7 @@ constexpr bool kSplitPairs = __is_same(T, bf16) && kVecBytes == 64 && NV % 2 == 
 // longer look like one).  An and and an unsigned maximum a pair, where the
 // float sums took two adds on the ports of the pair's two maxima.  bf16
 // NXC maxima at 1 and 2 threads: VGG's k2 s2 over 128 channels (register
-// blocks) 0.87-0.88 of the time; slid k3 s2 p1, ResNet-50's 0.73-0.74, 96
+// blocks) 0.86-0.87 of the time; slid k3 s2 p1, ResNet-50's 0.73-0.74, 96
 // channels 0.76-0.77, the 3-D window 0.66-0.67.
 struct PairProbe {
     typedef uint16_t H __attribute__((vector_size(kVecBytes)));
