@@ -869,18 +869,14 @@ struct SlideOps {
     static constexpr int64_t lanes = Vec<T>::lanes;
     template <int NV>
     static constexpr bool kSplit = K == kMax && kSplitPairs<T, NV>;
+    // (pairs: split pairs probed as they load, one PairProbe a pair; or null)
     template <int NV>
-    static inline void load(const T *p, V (&v)[NV]) {
+    static inline __attribute__((always_inline)) void load(const T *p, V (&v)[NV], PairProbe *pairs = nullptr) {
         if constexpr (kSplit<NV>)
-            for (int j = 0; j < NV; j += 2) load_pair_split<T>(p + j * lanes, v[j], v[j + 1]);
+            for (int j = 0; j < NV; j += 2)
+                load_pair_split<T>(p + j * lanes, v[j], v[j + 1], pairs ? &pairs[j / 2] : nullptr);
         else
             for (int j = 0; j < NV; ++j) v[j] = load_vec<T>(p + j * lanes);
-    }
-    // ... split pairs probed as they load (PairProbe, one a pair)
-    template <int NV>
-    static inline void load(const T *p, V (&v)[NV], PairProbe (&pairs)[NV / 2]) {
-        static_assert(kSplit<NV>, "pairs probe split pairs");
-        for (int j = 0; j < NV; j += 2) load_pair_split<T>(p + j * lanes, v[j], v[j + 1], &pairs[j / 2]);
     }
     template <bool Nan = true>
     static inline V combine(V a, V b) { return vcombine<K, Nan>(a, b); }
@@ -899,7 +895,7 @@ struct SlideOps<T, kQAvg> {
     template <int NV>
     static constexpr bool kSplit = false;
     template <int NV>
-    static inline void load(const T *p, V (&v)[NV]) {
+    static inline void load(const T *p, V (&v)[NV], PairProbe * = nullptr) {
         for (int j = 0; j < NV; ++j) v[j] = Narrow<T>::load(p + j * lanes);
     }
     template <bool Nan = true>
@@ -972,35 +968,28 @@ struct SlideCol {
 // One input column of a slid block: its (d, h) rows reduced (nrows >= 1;
 // NR of them when NR > 0).  Nan = false: float maxima without NaN tests, the
 // column's values summed into probe (see slide_block_erased), or split pairs
-// probed into pairs[] (PairProbe; slide_block folds them into probe).
+// probed into pairs[] in their 16-bit lanes (PairProbe, one a pair;
+// slide_block folds them into probe).
 template <typename T, int K, int NV, int NR, bool Nan>
 static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows,
-                                              typename SlideOps<T, K>::V *probe, PairProbe (&pairs)[(NV + 1) / 2]) {
+                                              typename SlideOps<T, K>::V *probe, PairProbe *pairs) {
     typedef SlideOps<T, K> Ops;
+    constexpr bool kPairs = !Nan && Ops::template kSplit<NV>, kSums = !Nan && !kPairs;
     if constexpr (NR != 0) nrows = NR;
+    PairProbe *const pp = kPairs ? pairs : nullptr;
     SlideCol<T, K, NV> col, sum;
-    if constexpr (!Nan && Ops::template kSplit<NV>) {   // probed in 16-bit lanes, pairs folded by the caller
-        Ops::load(pc + roff[0], col.v, pairs);
-        for (int64_t r = 1; r < nrows; ++r) {
-            typename Ops::V v[NV];
-            Ops::load(pc + roff[r], v, pairs);
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) col.v[j] = Ops::template combine<Nan>(col.v[j], v[j]);
-        }
-        return col;
-    }
-    Ops::load(pc + roff[0], col.v);
-    if constexpr (!Nan) sum = col;
+    Ops::load(pc + roff[0], col.v, pp);
+    if constexpr (kSums) sum = col;
     for (int64_t r = 1; r < nrows; ++r) {
         typename Ops::V v[NV];
-        Ops::load(pc + roff[r], v);
+        Ops::load(pc + roff[r], v, pp);
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) {
             col.v[j] = Ops::template combine<Nan>(col.v[j], v[j]);
-            if constexpr (!Nan) sum.v[j] += v[j];
+            if constexpr (kSums) sum.v[j] += v[j];
         }
     }
-    if constexpr (!Nan)
+    if constexpr (kSums)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) probe[j] += sum.v[j];   // one add a vector on the probe's chain
     return col;
@@ -1020,7 +1009,8 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
     typedef typename Ops::V V;
     const int32_t nvalid = (int32_t)(nrows * KW);
     SlideCol<T, K, NV> col[KW];   // the window's columns, left to right (registers: every index is constant)
-    PairProbe pairs[(NV + 1) / 2];   // split pairs' probes (slide_column), folded at the end
+    constexpr bool kPairs = !Nan && Ops::template kSplit<NV>;
+    PairProbe pairs[kPairs ? NV / 2 : 1];   // split pairs' probes (slide_column), folded at the end
 #pragma GCC unroll 4
     for (int kw = S; kw < KW; ++kw)
         col[kw] = slide_column<T, K, NV, NR, Nan>(p + (ow0 * S - pb + kw - S) * ws, roff, nrows, probe, pairs);
@@ -1044,7 +1034,7 @@ static void slide_block(const T *p, const int64_t *roff, int64_t nrows, int64_t 
         }
         Ops::template finish<Nan>(o + ow * os, acc, nvalid, div, q);
     }
-    if constexpr (!Nan && Ops::template kSplit<NV>)
+    if constexpr (kPairs)
         for (int j = 0; j < NV / 2; ++j) probe[j] += pairs[j].template as_sum<V>();
 }
 
