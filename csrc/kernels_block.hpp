@@ -179,6 +179,27 @@ static inline __attribute__((always_inline)) void load_group(const T *p, typenam
     else v[0] = load_vec<T>(p);
 }
 
+// One tap of point_vectors: its NV vectors loaded at p + at[j] (G a load)
+// and combined into acc (First: acc and the probe sums take them), summed
+// into sum (probed float passes) or probed into pairs (split pairs).
+template <typename T, int K, int NV, int NS, int NP, bool Split, bool Nan, bool First>
+static inline __attribute__((always_inline)) void tap_vectors(const T *p, const int64_t (&at)[NV],
+                                                              typename Vec<T>::V (&acc)[NV],
+                                                              typename Vec<T>::V (&sum)[NS], PairProbe (&pairs)[NP]) {
+    constexpr int G = 1 + Split;   // vectors a load gives
+    for (int j = 0; j < NV; j += G) {
+        typename Vec<T>::V v[2];
+        load_group<T, Split, !Nan>(p + at[j], v, pairs[j / 2 % NP]);
+        for (int h = 0; h < G; ++h) {
+            acc[j + h] = First ? v[h] : vcombine<K, Nan>(acc[j + h], v[h]);
+            if constexpr (!Nan && !Split) {
+                if (First && j + h < NS) sum[j + h] = v[h];
+                else sum[(j + h) % NS] += v[h];
+            }
+        }
+    }
+}
+
 // NV vectors of one output point's channels in registers, vector j at
 // channel at[j] of p0 and o.  Nan = false (full float blocks of maxima): no
 // NaN tests, every loaded vector added into probe[] instead (a NaN, or
@@ -202,7 +223,6 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     // AVX2's widening load is one shuffle already, and split pairs took it
     // 1.0-1.1x.
     constexpr bool kSplit = Consecutive && kSplitPairs<T, NV>;
-    constexpr int G = 1 + kSplit;                           // vectors a load gives
     constexpr int NS = NV < kBlockVecs ? NV : kBlockVecs;   // probe sums (wider points fold theirs)
     constexpr int NP = kSplit && !Nan ? NS / 2 : 1;         // pair probes, as many chains as the sums'
     V acc[NV], sum[NS];
@@ -212,23 +232,13 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     // operation fewer per vector and point (VGG's k2 s2 maxima over 128
     // channels NXC, 1 thread: bf16 0.94 of the time, f16 0.91, f32 alike).
     // Sums start from 0, as every path's do (0 + -0 is +0).  (The taps are
-    // written out, not a lambda called twice: its captured accumulators went
-    // through memory, at the Ordered barrier above all; the 1-D k4 s4
-    // average over 256 f32 channels at batch 8 took 1.4-1.9x its time, VGG's
-    // f32 k2 s2 1.1-1.2x.)
+    // one always-inline step, not a lambda called twice: the lambda's
+    // captured accumulators went through memory, at the Ordered barrier
+    // above all; the 1-D k4 s4 average over 256 f32 channels at batch 8
+    // took 1.4-1.9x its time, VGG's f32 k2 s2 1.1-1.2x.)
     int64_t kw0 = 0;   // row 0's taps already in acc
     if (K == kMax && nrows > 0 && nkw > 0) {
-        for (int j = 0; j < NV; j += G) {
-            V v[2];
-            load_group<T, kSplit, !Nan>(p0 + roff[0] + at[j], v, pairs[j / 2 % NP]);
-            for (int h = 0; h < G; ++h) {
-                acc[j + h] = v[h];
-                if constexpr (!Nan && !kSplit) {
-                    if (j + h < NS) sum[j + h] = v[h];
-                    else sum[(j + h) % NS] += v[h];
-                }
-            }
-        }
+        tap_vectors<T, K, NV, NS, NP, kSplit, Nan, true>(p0 + roff[0], at, acc, sum, pairs);
         if constexpr (Ordered) asm volatile("" ::: "memory");
         kw0 = 1;
     } else {
@@ -238,14 +248,7 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     for (int64_t r = 0; r < nrows; ++r, kw0 = 0) {
         const T *p = p0 + roff[r] + kw0 * kstep;
         for (int64_t kw = kw0; kw < nkw; ++kw, p += kstep) {
-            for (int j = 0; j < NV; j += G) {
-                V v[2];
-                load_group<T, kSplit, !Nan>(p + at[j], v, pairs[j / 2 % NP]);
-                for (int h = 0; h < G; ++h) {
-                    acc[j + h] = vcombine<K, Nan>(acc[j + h], v[h]);
-                    if constexpr (!Nan && !kSplit) sum[(j + h) % NS] += v[h];
-                }
-            }
+            tap_vectors<T, K, NV, NS, NP, kSplit, Nan, false>(p, at, acc, sum, pairs);
             // A compiler barrier (registers stay put): the scheduler would
             // interleave the taps' loads otherwise.
             if constexpr (Ordered) asm volatile("" ::: "memory");
