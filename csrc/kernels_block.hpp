@@ -39,9 +39,12 @@ constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 // Src bytes from which kernels read their windows in address order
 // (ordered_row, SepPass::rows_in_order).  At 8 MB (the k4 s4 over 256 f32
 // channels at batch 2) both orders ran alike, at 16 MB in order took
-// 0.72-0.93 of the time.  No software prefetches with it: in a C++ model of
-// the loop, prefetching one to eight points on took 1.1-1.6x the time of
-// the order alone.
+// 0.72-0.93 of the time.  No software prefetches with ordered_row: in a
+// C++ model of the loop, prefetching one to eight points on took 1.1-1.6x
+// the time of the order alone; on an Intel Xeon, one to four points on took
+// the k4 s4 average at batch 8 and VGG's k2 s2 maxima at batch 8 1.0-1.2x
+// (the prefetched blocks instead of the order: 1.0-1.5x).  rows_in_order's
+// caller does prefetch (SepPass::pair_rows_in_order).
 constexpr int64_t kOrderedMinBytes = 16 << 20;
 // Rows rows_in_order takes (its line lives on the stack), and the src
 // bytes from which pair_rows uses it (its extra pass costs from cache).

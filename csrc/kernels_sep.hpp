@@ -392,14 +392,21 @@ struct SepPass {
         }
     }
     // pair_rows from rows_in_order's line (out of line: its stack array
-    // and branch cost pair_rows' own loop 1.1x its time).
+    // and branch cost pair_rows' own loop 1.1x its time).  Its window rows
+    // are prefetched rows_ahead() on, as pair_rows' are: on an Intel Xeon
+    // (Sapphire Rapids class), against the order alone, ResNet-50's k3 s2
+    // p1 maxima at batch 32 (103 MB) took 0.64-0.66 of the time in f32 at 1
+    // and 2 threads, 0.79-0.89 in bf16 and f16 at 1 (0.94-0.96 at 2), the
+    // exclude-pad average 0.67-0.70, 4 x 64 x 224 x 224 0.67 at 1; VGG's
+    // k2 s2 at batch 8 0.74 in f32 at 1 thread, 0.97-1.04 otherwise.
     template <int KW, int PB>
     __attribute__((noinline)) void pair_rows_in_order(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         alignas(64) Acc line[kOrderedRowValues];
         static constexpr int64_t at_line = 0;
+        const int64_t ahead = rows_ahead();
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t nrows = src_window(n, ch, od, oh, src_nc, 0);
+            const int64_t nrows = src_window(n, ch, od, oh, src_nc, ahead);
             if (nrows == 0) continue;
             rows_in_order(src_nc, toff, nrows, line);
             pair_row<KW, PB, 1>(line, &at_line, dst_row(n, ch, od, oh), (Div)(AD.div[od] * AH.div[oh]));
@@ -408,7 +415,8 @@ struct SepPass {
     // A window's nrows src rows (src_nc + roff[r]) combined into `line`,
     // row by row in address order, the rows in order (the bits of
     // pair_row's per-load combines).  Row by row, the hardware prefetchers
-    // follow the lines in order (see ordered_row in kernels_block.hpp).
+    // follow the lines in order (see ordered_row in kernels_block.hpp; the
+    // caller's software prefetches run ahead of them).
     // Against rows paired per load (AMD EPYC, 1 and 2 threads): ResNet-50's
     // k3 s2 p1 maxima at batch 32 (103 MB) 0.82-0.92 of the time, bf16
     // 0.79-0.88; k2 s2 over 128 channels at batch 8 (51 MB) 0.88-1.01,
