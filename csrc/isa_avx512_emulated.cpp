@@ -82,6 +82,7 @@ static inline bool isa_any_nan(IsaF32 v) {
 static inline bool isa_any_nan(IsaF64 v) {
     return half::isa_any_nan(half_of<half::IsaF64>(v, 0)) || half::isa_any_nan(half_of<half::IsaF64>(v, 1));
 }
+static inline void isa_store_line_uncached(void *to, const void *from) { half::isa_store_line_uncached(to, from); }
 #include "kernels.hpp"
 }  // namespace avx512_emulated
 }  // namespace dnnpool

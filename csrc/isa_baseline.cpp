@@ -80,11 +80,16 @@ static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm_max_ps((__
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm_max_pd((__m128d)a, (__m128d)b); }
 static inline bool isa_any_nan(IsaF32 v) { return _mm_movemask_ps(_mm_cmpunord_ps((__m128)v, (__m128)v)) != 0; }
 static inline bool isa_any_nan(IsaF64 v) { return _mm_movemask_pd(_mm_cmpunord_pd((__m128d)v, (__m128d)v)) != 0; }
+// A 64-byte line (both pointers on one) stored past the caches.
+static inline void isa_store_line_uncached(void *to, const void *from) {
+    for (int i = 0; i < 4; ++i) _mm_stream_si128((__m128i *)to + i, _mm_load_si128((const __m128i *)from + i));
+}
 #else
 template <typename V>
 static inline V isa_max(V a, V b) { return a > b ? a : b; }
 template <typename V>
 static inline bool isa_any_nan(V v) { return lanes_hold_nan(v); }
+static inline void isa_store_line_uncached(void *to, const void *from) { __builtin_memcpy(to, from, 64); }
 #endif
 static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
     isa_store_u16(p, a);

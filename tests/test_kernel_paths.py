@@ -532,6 +532,48 @@ def test_nxc_points_over_a_large_src_read_in_address_order(shape, attrs, dtype, 
     check_batch_against_items_alone(x, kind, dtype, "NXC", attrs, "channel_block", 16 << 20)
 
 
+# Rows read in address order whose dst is 4 MB or more (kUncachedDstMinBytes)
+# and whose points are contiguous write their whole dst lines past the
+# caches, through a stage placed as dst is past a line (UncachedRow); the
+# row's first and last partial lines, shared with its neighbours, are
+# ordinary stores.  dst offsets: on a line, 4, 16 (numpy's) and 60 bytes past
+# one; f32 2 bytes past (not on an item: ordinary stores); bf16 2 bytes past
+# (on an item); a dst whose points are not contiguous (ordinary stores).
+UNCACHED_DST = [("f32", 0), ("f32", 4), ("f32", 16), ("f32", 60), ("f32", 2), ("bf16", 2), ("f32", "strided")]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("dtype,offset", UNCACHED_DST, ids=[f"{c[0]}-{c[1]}" for c in UNCACHED_DST])
+def test_nxc_rows_written_past_the_caches_whatever_the_placement(dtype, offset, kind):
+    """A caller's dst at every placement gets the bits of each batch item
+    pooled alone (ordinary stores: src under 16 MB), at 1 and 2 threads, and
+    not a byte around it is written."""
+    attrs = dict(kernel=[4], strides=[4], pads_begin=[1], pads_end=[2])
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    batch = 3 if dtype == "f32" else 5   # 16 MB of src or more
+    x = np.ascontiguousarray(np.moveaxis(make_input(kind, (batch, 256, 8200), dtype, 14), 1, -1))
+    assert x.nbytes >= 16 << 20 and x[:1].nbytes < 16 << 20
+    alone = dp.Pooling(dp.PoolingDesc(kind, x[:1].shape, dtype, data_format="NXC", **attrs))
+    want = np.concatenate([alone.execute(x[n:n + 1]) for n in range(x.shape[0])])
+    assert want.nbytes >= 4 << 20
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs), num_threads=threads)
+        if offset == "strided":   # points 2 C apart
+            wide = np.full(want.shape[:-1] + (2 * want.shape[-1],), 7, want.dtype)
+            dst = wide[..., :want.shape[-1]]
+            prim.execute(x, dst=dst)
+            np.testing.assert_array_equal(bits(wide[..., want.shape[-1]:]), bits(np.full_like(dst, 7)))
+        else:
+            raw = np.full(want.nbytes + 256, 0xA5, np.uint8)
+            start = (-raw.ctypes.data) % 64 + 64 + offset
+            dst = raw[start:start + want.nbytes].view(want.dtype).reshape(want.shape)
+            prim.execute(x, dst=dst)
+            assert (raw[:start] == 0xA5).all() and (raw[start + want.nbytes:] == 0xA5).all()
+        np.testing.assert_array_equal(bits(dst), bits(want), err_msg=f"{threads} threads")
+    ref, _ = reference.padded_formulation(x[-1:], dict(attrs, kind=kind, data_format="NXC"))
+    assert_matches_reference(dst[-1:], ref, kind, dtype, x[-1:])
+
+
 # NCX stride-2 rows of k2/k3 windows paired straight from src (pair_rows)
 # over a src of 32 MB or more combine each window's rows in address order
 # first, a row at a time (rows_in_order): rows of 112, 150 (a last vector
