@@ -574,6 +574,38 @@ def test_nxc_rows_written_past_the_caches_whatever_the_placement(dtype, offset, 
     assert_matches_reference(dst[-1:], ref, kind, dtype, x[-1:])
 
 
+# Averages over a power-of-two divisor multiply by its inverse (ExactInverse),
+# which must give the division's bits: the same real quotient, rounded once,
+# subnormal quotients included.  NXC k4 s4 rows over 256 channels sum their
+# taps in order from 0, as the model below does; borders of 3 and 2 taps
+# (exclude_pad) divide, the whole windows (4) and include-pad borders (4)
+# multiply.
+@pytest.mark.parametrize("exclude_pad", [False, True])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16", "f64"])
+def test_power_of_two_divisors_give_the_divisions_bits(dtype, exclude_pad):
+    rng = np.random.default_rng(15)
+    acc = np.float64 if dtype == "f64" else np.float32
+    tiny = float(ml_dtypes.finfo(NUMPY[dtype]).tiny)
+    x = rng.standard_normal((2, 26, 256)) * 100.0
+    x[0, :, :128] *= tiny / 50   # quotients near and under the normal range
+    x = x.astype(NUMPY[dtype])
+    attrs = dict(kernel=[4], strides=[4], pads_begin=[1], pads_end=[1], exclude_pad=exclude_pad)
+    got = dp.Pooling(dp.PoolingDesc("AvgPool", x.shape, dtype, data_format="NXC", **attrs)).execute(x)
+    # the model: taps summed in order from 0 in the accumulator's type, then one division
+    xp = np.pad(x.astype(acc), ((0, 0), (1, 1), (0, 0)))
+    valid = np.pad(np.ones(26), 1)
+    want = np.empty(got.shape, acc)
+    for ow in range(got.shape[1]):
+        total = np.zeros((2, 256), acc)
+        for k in range(4):
+            if valid[4 * ow + k]:
+                total = total + xp[:, 4 * ow + k]
+        div = valid[4 * ow:4 * ow + 4].sum() if exclude_pad else 4
+        want[:, ow] = total / acc(div)
+    np.testing.assert_array_equal(bits(got), bits(want.astype(NUMPY[dtype])))
+    assert (np.abs(got[0, :, :128].astype(acc)) < tiny).any()   # subnormal quotients were made
+
+
 # NCX stride-2 rows of k2/k3 windows paired straight from src (pair_rows)
 # over a src of 32 MB or more combine each window's rows in address order
 # first, a row at a time (rows_in_order): rows of 112, 150 (a last vector
