@@ -50,17 +50,15 @@ constexpr int64_t kOrderedMinBytes = 16 << 20;
 // bytes from which pair_rows uses it (its extra pass costs from cache).
 constexpr int64_t kOrderedRowValues = 512, kPairOrderedMinBytes = 32 << 20;
 
+// Bytes of src (extent &AxisPlan::in) or dst (&AxisPlan::out).
 template <typename T>
-static inline int64_t src_bytes(const ExecCtx *c) {
+static inline int64_t tensor_bytes(const ExecCtx *c, int64_t AxisPlan::*extent) {
     const AxisPlan *A = c->ax;
-    return c->N * c->C * A[0].in * A[1].in * A[2].in * (int64_t)sizeof(T);
+    return c->N * c->C * (A[0].*extent) * (A[1].*extent) * (A[2].*extent) * (int64_t)sizeof(T);
 }
 
 template <typename T>
-static inline int64_t dst_bytes(const ExecCtx *c) {
-    const AxisPlan *A = c->ax;
-    return c->N * c->C * A[0].out * A[1].out * A[2].out * (int64_t)sizeof(T);
-}
+static inline int64_t src_bytes(const ExecCtx *c) { return tensor_bytes<T>(c, &AxisPlan::in); }
 
 // Whether src reaches the prefetching floor.
 template <typename T>
@@ -623,17 +621,6 @@ static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64
 // 0.53-0.58; k2 s2 averages over 256 channels at batch 8 0.44.
 constexpr int64_t kOrderedBlocks = kVecBytes == 64 ? 4 : 2;   // accumulators: half the vector registers
 
-// Dst bytes from which ordered_row writes rows of contiguous points past
-// the caches (UncachedRow): an output this large would not stay in the
-// private caches for a later reader anyway.  Every dst line a store reaches
-// is otherwise read first (for ownership): the 1-D k4 s4 average over 256
-// f32 channels at batch 8 moves 48 MB for 40.  Measured on an Intel Xeon
-// against ordinary stores, dst 16 bytes past a line as numpy places it, 1
-// and 2 threads: that average 0.87-0.89 of the time (bf16, f16 0.96-0.97,
-// ahead of the division's cost: ExactInverse), VGG's k2 s2 maxima over 128
-// channels at batch 8 0.77-0.92 (bf16 0.94-0.96).
-constexpr int64_t kUncachedDstMinBytes = 4 << 20;
-
 // One row of dst whose points are contiguous, Bytes each (a multiple of
 // 64), written a point at a time as whole cache lines past the caches
 // (non-temporal stores).  A point's values go to an aligned stage at dst's
@@ -643,6 +630,14 @@ constexpr int64_t kUncachedDstMinBytes = 4 << 20;
 // past the caches, whatever dst's placement (a line written so in part
 // would be read back anyway).  Only the row's first and last partial lines,
 // shared with the neighbouring rows and points, go through ordinary stores.
+// Used from the plan's uncached_floor of dst bytes on (uncached_floor_bytes:
+// Intel cores only).  Every dst line an ordinary store reaches is read first
+// (for ownership): the 1-D k4 s4 average over 256 f32 channels at batch 8
+// moves 48 MB for 40.  Measured on an Intel Xeon against ordinary stores,
+// dst 16 bytes past a line as numpy places it, 1 and 2 threads: that average
+// 0.87-0.89 of the time (bf16, f16 0.96-0.97, ahead of the division's cost:
+// ExactInverse), VGG's k2 s2 maxima over 128 channels at batch 8 0.77-0.92
+// (bf16 0.94-0.96).
 template <int64_t Bytes>
 struct UncachedRow {
     static_assert(Bytes % 64 == 0, "whole lines a point");
@@ -1231,17 +1226,18 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
                         AD.k * AH.k * AW.k >= kStreamMinTaps && C * (int64_t)sizeof(T) >= kStreamRowBytes;
-    // The window of output point ow + kAheadDisjoint, this far on
-    // (prefetch_window); 0: none.
     // ordered_row: disjoint windows over whole blocks of dense channels,
     // src past the private caches
     const bool ordered = !WithIdx && !stream && K != kQAvg && AW.out > 1 && src_bytes<T>(c) >= kOrderedMinBytes &&
-                         windows_disjoint(AW) && AW.s > 0 && c->ss[1] == 1 && c->ss[4] > 0 && C % VB == 0 &&
+                         windows_disjoint(AW) && AW.s > 0 && c->ss[4] > 0 && C % VB == 0 &&
                          C / VB <= kOrderedBlocks;
-    // ordered_row's rows of contiguous points written past the caches (UncachedRow)
-    const bool uncached = ordered && c->ds[1] == 1 && c->ds[4] == C && (uintptr_t)dst % sizeof(T) == 0 &&
-                          dst_bytes<T>(c) >= kUncachedDstMinBytes;
+    // ordered_row's rows of contiguous points written past the caches
+    // (UncachedRow); channels are unit-stride in src and dst here (choose_variant)
+    const bool uncached = ordered && c->ds[4] == C && (uintptr_t)dst % sizeof(T) == 0 &&
+                          tensor_bytes<T>(c, &AxisPlan::out) >= c->uncached_floor;
     const bool prefetch = !WithIdx && !stream && !ordered && AW.out > 1 && src_past_prefetch_floor<T>(c);
+    // The window of output point ow + kAheadDisjoint, this far on
+    // (prefetch_window); 0: none.
     const int64_t ahead = prefetch && windows_disjoint(AW) ? kAheadDisjoint * AW.s * c->ss[4] : 0;
     // Overlapping windows (k3 s2): the columns that point ow + kAheadPoints
     // adds to its window, while ow reduces its own.  Measured against none,

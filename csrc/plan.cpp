@@ -31,6 +31,7 @@ struct Problem {
 
 struct dp_plan : Problem {
     int64_t prefetch_floor;         // prefetch_floor_bytes(one-row window) when the plan was made
+    int64_t uncached_floor;         // uncached_floor_bytes() when the plan was made
     int64_t *tables;                // one allocation behind every AxisPlan array
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
@@ -67,6 +68,33 @@ int detect_isa() {
         if (want < isa) isa = want;
     }
     return isa;
+}
+
+// Whether the CPU's non-temporal stores pay for outputs past the private
+// caches (kUncachedMinBytes): an Intel core's.  On an AMD Zen 4 they took
+// 1.1-1.6x the time of ordinary stores (the 1-D k4 s4 average over 256
+// channels at batch 8 and 32, f32 and f16, VGG's k2 s2 maxima over 128
+// channels at batch 8 and 32; 1 and 2 threads), where an Intel Xeon took
+// 0.77-0.92 (see UncachedRow).
+bool stores_past_caches_pay() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel");
+#else
+    return false;
+#endif
+}
+
+// A byte count from the environment variable `name`: false when it is
+// unset or not a whole number >= 0.
+bool env_bytes(const char *name, int64_t *bytes) {
+    const char *env = std::getenv(name);
+    if (!env) return false;
+    char *end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end == env || *end != '\0' || v < 0) return false;
+    *bytes = (int64_t)v;
+    return true;
 }
 
 // The last-level cache's size in bytes, 0 when the C library does not say.
@@ -586,6 +614,7 @@ ExecCtx plan_ctx(const dp_plan &p) {
     c.qzp_out = (float)d.dst_zero_point;
     c.qzp_in = d.src_zero_point;
     c.prefetch_floor = p.prefetch_floor;
+    c.uncached_floor = p.uncached_floor;
     return c;
 }
 
@@ -674,13 +703,17 @@ const char *isa_name(int isa) {
 // and prefetching paid from that L3 too (VGG k2 s2 NXC at batch 4, 26 MB:
 // 0.88-0.98; at batch 8, 51 MB: 0.84).
 int64_t dnnpool::prefetch_floor_bytes(bool kept_up) {
-    if (const char *env = std::getenv("DNNPOOL_PREFETCH_FLOOR")) {
-        char *end = nullptr;
-        const long long v = std::strtoll(env, &end, 10);
-        if (end != env && *end == '\0' && v >= 0) return (int64_t)v;
-    }
+    int64_t floor;
+    if (env_bytes("DNNPOOL_PREFETCH_FLOOR", &floor)) return floor;
     const int64_t quarter = last_level_cache_bytes() / 4;
     return kept_up && quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
+}
+
+int64_t dnnpool::uncached_floor_bytes() {
+    int64_t floor;
+    if (env_bytes("DNNPOOL_UNCACHED_FLOOR", &floor)) return floor;
+    static const bool pays = stores_past_caches_pay();
+    return pays ? kUncachedMinBytes : INT64_MAX;
 }
 
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
@@ -747,6 +780,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     const bool one_row = p->ax[0].k == 1 && p->ax[1].k == 1;
     const bool shared_columns = p->desc.format == DP_NXC && !windows_disjoint(AW);
     p->prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
+    p->uncached_floor = uncached_floor_bytes();
     p->ctx = plan_ctx(*p);
     p->blocks = nullptr;
     // Planned for the one-lane separable variant, the only one blocks replace

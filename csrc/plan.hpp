@@ -82,6 +82,7 @@ struct ExecCtx {
     SepLayout sep;                  // separable kernel only
     int64_t taps_max;               // channel-block kernel: depth*height taps of a window (scratch rows)
     int64_t prefetch_floor;         // src bytes from which kernels prefetch ahead (the plan's)
+    int64_t uncached_floor;         // dst bytes from which ordered_row writes past the caches (the plan's)
 };
 
 // The src size (bytes) from which kernels prefetch ahead of their loads:
@@ -91,6 +92,14 @@ struct ExecCtx {
 // when a plan is made.
 constexpr int64_t kPrefetchMinBytes = 16 << 20;
 int64_t prefetch_floor_bytes(bool kept_up);
+
+// The dst size (bytes) from which the channel-block kernel's rows read in
+// address order (ordered_row) are written past the caches (UncachedRow), on
+// the CPUs where that pays: an output this large would not stay in the
+// private caches for a later reader anyway.  DNNPOOL_UNCACHED_FLOOR (bytes)
+// overrides it; read when a plan is made.
+constexpr int64_t kUncachedMinBytes = 4 << 20;
+int64_t uncached_floor_bytes();
 
 // Computes rows [r0, r1) of the row space the variant defines.
 typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch);
