@@ -30,8 +30,6 @@ struct Problem {
 }
 
 struct dp_plan : Problem {
-    int64_t prefetch_floor;         // prefetch_floor_bytes(one-row window) when the plan was made
-    int64_t uncached_floor;         // uncached_floor_bytes() when the plan was made
     int64_t *tables;                // one allocation behind every AxisPlan array
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
@@ -596,7 +594,8 @@ void run_channel_blocks(const ChannelBlocks &b, const ExecCtx &c, int64_t t0, in
 }
 
 // A call's context as far as the plan fixes it: dense strides, the
-// quantization constants; dp_execute adds the caller's buffers and strides.
+// quantization constants, this machine's floors (read once, when the plan is
+// made); dp_execute adds the caller's buffers and strides.
 ExecCtx plan_ctx(const dp_plan &p) {
     const dp_desc &d = p.desc;
     ExecCtx c{};
@@ -613,8 +612,10 @@ ExecCtx plan_ctx(const dp_plan &p) {
     c.qscale = d.src_scale / d.dst_scale;
     c.qzp_out = (float)d.dst_zero_point;
     c.qzp_in = d.src_zero_point;
-    c.prefetch_floor = p.prefetch_floor;
-    c.uncached_floor = p.uncached_floor;
+    const bool one_row = p.ax[0].k == 1 && p.ax[1].k == 1;
+    const bool shared_columns = d.format == DP_NXC && !windows_disjoint(p.ax[2]);
+    c.prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
+    c.uncached_floor = uncached_floor_bytes();
     return c;
 }
 
@@ -776,11 +777,6 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
         build_axis(checked, a, &p->ax[a], &cursor);
         p->taps *= p->ax[a].k;
     }
-    const AxisPlan &AW = p->ax[2];
-    const bool one_row = p->ax[0].k == 1 && p->ax[1].k == 1;
-    const bool shared_columns = p->desc.format == DP_NXC && !windows_disjoint(AW);
-    p->prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
-    p->uncached_floor = uncached_floor_bytes();
     p->ctx = plan_ctx(*p);
     p->blocks = nullptr;
     // Planned for the one-lane separable variant, the only one blocks replace
