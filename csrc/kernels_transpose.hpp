@@ -45,12 +45,15 @@ static inline auto interleave_halves(H even, H odd, std::integer_sequence<int, J
 template <typename P>
 static inline void tile_base(P *&a, P *&b) { __asm__("" : "+r"(a), "+r"(b)); }
 
+// Lanes of a full tile: one vector of TileLane<E>.
+template <typename E>
+constexpr int kTileLanes = (int)(kVecBytes / sizeof(TileLane<E>));
+
 // A tile of L channels by L positions.  planar + c * cs is channel c's run,
 // last + w * channels position w's channels.
-template <typename E, bool ToLast>
+template <typename E, bool ToLast, int L = kTileLanes<E>>
 static inline void move_tile(E *planar, int64_t cs, E *last, int64_t channels) {
     typedef TileLane<E> W;
-    constexpr int L = (int)(kVecBytes / sizeof(W));
     typedef E VE __attribute__((vector_size(L * sizeof(E))));
     typedef W VW __attribute__((vector_size(L * sizeof(W))));
     tile_base(planar, last);
@@ -103,12 +106,33 @@ static inline void move_pair_tile(uint16_t *planar, int64_t cs, uint16_t *last, 
     }
 }
 
+// Channel groups [c0, ..) of `count` dense positions in tiles of L lanes,
+// then of L/2, .. down to 4 (narrower tiles on narrower vectors) for the
+// channels left; positions past whole tiles go value by value.  Returns the
+// first channel no tile group took (fewer than 4 left).  A block of 8 f32
+// channels, or a last block's 4, went value by value before: with its rows
+// of 14, 2 x 8 x 57 x 14 took its moves 54% of the call.
+template <typename E, bool ToLast, int L, typename Values>
+static inline int64_t move_tile_groups(E *planar, int64_t cs, int64_t count, int64_t channels, E *last, int64_t c0,
+                                       Values &move_values) {
+    for (; c0 + L <= channels; c0 += L) {
+        int64_t w0 = 0;
+        if constexpr (sizeof(E) == 2 && L == kTileLanes<E>)
+            for (; w0 + 2 * L <= count; w0 += 2 * L)
+                move_pair_tile<ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
+        for (; w0 + L <= count; w0 += L)
+            move_tile<E, ToLast, L>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
+        move_values(c0, c0 + L, w0);
+    }
+    if constexpr (L > 4) return move_tile_groups<E, ToLast, L / 2>(planar, cs, count, channels, last, c0, move_values);
+    return c0;
+}
+
 // `count` positions of `channels` planes: planar channel c's value at
 // position w is planar[c * cs + w * ws], channels-last position w's channel
 // c is last[w * channels + c].  ToLast moves planar -> last, else back.
 template <typename E, bool ToLast>
 static void move_run(E *planar, int64_t cs, int64_t ws, int64_t count, int64_t channels, E *last) {
-    constexpr int L = (int)(kVecBytes / sizeof(TileLane<E>));
     // Value by value: the tails past whole tiles, and strided positions.
     auto move_values = [&](int64_t c_begin, int64_t c_end, int64_t w_begin) {
         for (int64_t c = c_begin; c < c_end; ++c)
@@ -117,18 +141,9 @@ static void move_run(E *planar, int64_t cs, int64_t ws, int64_t count, int64_t c
                 else planar[c * cs + w * ws] = last[w * channels + c];
             }
     };
-    int64_t c0 = 0;
-    if (ws == 1) {
-        for (; c0 + L <= channels; c0 += L) {
-            int64_t w0 = 0;
-            if constexpr (sizeof(E) == 2)
-                for (; w0 + 2 * L <= count; w0 += 2 * L)
-                    move_pair_tile<ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
-            for (; w0 + L <= count; w0 += L)
-                move_tile<E, ToLast>(planar + c0 * cs + w0, cs, last + w0 * channels + c0, channels);
-            move_values(c0, c0 + L, w0);
-        }
-    }
+    const int64_t c0 = ws == 1 ? move_tile_groups<E, ToLast, kTileLanes<E>>(planar, cs, count, channels, last, 0,
+                                                                              move_values)
+                               : 0;
     move_values(c0, channels, 0);
 }
 

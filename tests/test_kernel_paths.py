@@ -2025,6 +2025,29 @@ def test_ncx_short_rows_pool_as_channel_blocks(shape, attrs, kind, dtype):
     assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NCX", **q))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "u8"])
+@pytest.mark.parametrize("channels", [4, 5, 8, 12, 15, 20, 24, 29, 36, 45])
+def test_channel_blocks_move_every_channel_count(channels, dtype):
+    """Channel blocks move to channels-last and back in tiles of a vector's
+    lanes, then of a half and a quarter as many (down to 4), then value by
+    value; these channel counts end in every mix of them, and 7 x 13 = 91
+    positions leave a tail past the tiles.  Maxima are exact: the
+    reference's values, and each channel's bits as pooled alone (one plane:
+    no blocks, no moves)."""
+    shape = (2, channels, 7, 13)
+    x = _integers(shape, dtype, 43) if dtype == "u8" else make_input("MaxPool", shape, dtype, 43)
+    attrs = dict(kernel=[3, 2], strides=[2, 1], pads_begin=[1, 0], pads_end=[1, 1])
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, dtype, data_format="NCX", **attrs))
+    assert ":channel_blocks/" in prim.kernel_name, prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NCX"))
+    assert_matches_reference(got, want, "MaxPool", dtype, x)
+    alone = dp.Pooling(dp.PoolingDesc("MaxPool", (2, 1, 7, 13), dtype, data_format="NCX", **attrs))
+    assert ":channel_blocks/" not in alone.kernel_name
+    for c in range(channels):
+        np.testing.assert_array_equal(bits(got[:, c:c + 1]), bits(alone.execute(np.ascontiguousarray(x[:, c:c + 1]))))
+
+
 # Global pooling of NCX planes of a vector or more folds the planes a vector
 # at a time (each plane's lanes in the order of a plane folded alone): 74
 # planes are whole groups and a remainder, 3 threads start groups at rows
