@@ -2093,7 +2093,18 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], "f32", True),            # the fewest channels taken
     ((1, 3, 14, 14), [2, 2], [2, 2], [0, 0], "f32", False),           # fewer: one plane at a time
     ((1, 16, 14, 14), [3, 3], [1, 1], [1, 1], "f32", False),          # "same" windows over few channels keep the plane path
-    ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], "f32", False),          # rows long enough for the one-lane passes
+    ((1, 64, 56, 56), [3, 3], [2, 2], [1, 1], "f32", False),          # rows long enough for the one-lane passes
+    ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], "f32", True),           # 2-D, rows up to 64: windows of 3x the taps
+    ((1, 16, 40, 60), [1, 7], [1, 2], [0, 3], "bf16", True),          # ... the strides skip, from 16 channels on
+    ((1, 16, 40, 65), [1, 7], [1, 2], [0, 3], "f32", False),          # ... not longer
+    ((1, 15, 40, 60), [3, 3], [1, 1], [0, 0], "f32", False),          # ... nor fewer channels
+    ((1, 64, 40, 60), [3, 3], [2, 1], [0, 0], "f32", True),           # ... (9 taps, strides of 2: 4.5x)
+    ((1, 64, 40, 60), [3, 2], [1, 2], [1, 0], "f16", True),           # ... (exactly 3x)
+    ((1, 64, 40, 60), [5, 1], [2, 1], [0, 0], "f32", False),          # ... not 2.5x
+    ((1, 64, 40, 60), [2, 2], [2, 2], [0, 0], "f32", False),          # ... nor k2 s2
+    ((1, 64, 40, 60), [3, 3], [1, 1], [0, 0], "u8", False),           # ... nor 8-bit values
+    ((1, 64, 40, 60), [3, 3], [1, 1], [1, 1], "f32", False),          # ... nor where the "same" plane path runs
+    ((1, 32, 4, 40, 60), [3, 3, 3], [1, 1, 2], [0, 0, 0], "f32", False),  # ... nor 3-D
     ((1, 64, 28, 28), [3, 3], [2, 2], [1, 1], "bf16", True),          # rows up to 42 from 32 channels ...
     ((1, 32, 21, 42), [4, 4], [1, 1], [0, 0], "f32", True),           # ... strided windows or not
     ((1, 16, 28, 28), [3, 3], [2, 2], [1, 1], "f32", False),          # ... not with fewer channels
