@@ -527,10 +527,10 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     // last 4-15 channels moved in narrower tiles (round 53; 102 problems,
     // 16-256 channels, f32/bf16/f16, 1 thread): where the windows hold at
     // least 3x the taps the strides skip (prod k >= 3 prod s), 0.46-1.31 of
-    // the time, 61 of 70 faster, 0.78 geometric mean; below that, k2 s2 averages over 256
-    // channels at 56 took 1.7-1.9x and ResNet-style k3 s2 maxima 0.9-1.1.
-    // Rows of 65-128 were even (geometric mean 1.00); below 16 channels
-    // 0.74-3.2 (geometric mean 1.43).
+    // the time, 61 of 70 faster, 0.78 geometric mean; below that, k2 s2
+    // averages over 256 channels at 56 took 1.7-1.9x and ResNet-style k3 s2
+    // maxima 0.9-1.1.  Rows of 65-128 were even (geometric mean 1.00);
+    // below 16 channels 0.74-3.2 (geometric mean 1.43).
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, W = AW.in;
     const bool depth_slide = AD.k > 1 && AD.s == 1 && AH.s == 1 && AW.s == 1 && C >= kBlockMinDepthChannels &&
