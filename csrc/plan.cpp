@@ -533,14 +533,16 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     // below 16 channels 0.74-3.2 (geometric mean 1.43).
     const AxisPlan &AD = p.ax[0], &AH = p.ax[1], &AW = p.ax[2];
     const int64_t C = p.desc.channels, W = AW.in;
+    // 16 bits or more: every rule below but depth_slide asks it
+    const bool wide_values = dp_dtype_size(p.desc.dtype) >= 2;
     const bool depth_slide = AD.k > 1 && AD.s == 1 && AH.s == 1 && AW.s == 1 && C >= kBlockMinDepthChannels &&
                              W <= kBlockMaxDepthRow;
     const bool depth_taps = AD.k > 1 && C >= kBlockMinDepthChannels && C % block_lanes(p) == 0 &&
-                            dp_dtype_size(p.desc.dtype) >= 2 && W <= kBlockMaxDepthTapsRow &&
+                            wide_values && W <= kBlockMaxDepthTapsRow &&
                             AD.k * AH.k * AW.k >= 2 * AD.s * AH.s * AW.s;
-    const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && dp_dtype_size(p.desc.dtype) >= 2;
+    const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && wide_values;
     const bool taps_2d = p.desc.ndims == 2 && W <= kBlockMaxTaps2dRow && C >= kBlockMinTaps2dChannels &&
-                         dp_dtype_size(p.desc.dtype) >= 2 && AH.k * AW.k >= 3 * AH.s * AW.s;
+                         wide_values && AH.k * AW.k >= 3 * AH.s * AW.s;
     if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
     // a block of one vector's channels fits the budget L2 can hold

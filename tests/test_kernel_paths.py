@@ -2093,7 +2093,7 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 4, 14, 14), [2, 2], [2, 2], [0, 0], "f32", True),            # the fewest channels taken
     ((1, 3, 14, 14), [2, 2], [2, 2], [0, 0], "f32", False),           # fewer: one plane at a time
     ((1, 16, 14, 14), [3, 3], [1, 1], [1, 1], "f32", False),          # "same" windows over few channels keep the plane path
-    ((1, 64, 56, 56), [3, 3], [2, 2], [1, 1], "f32", False),          # rows long enough for the one-lane passes
+    ((1, 64, 56, 56), [3, 3], [2, 2], [1, 1], "f32", False),          # k3 s2 over rows of 56: the one-lane passes
     ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], "f32", True),           # 2-D, rows up to 64: windows of 3x the taps
     ((1, 16, 40, 60), [1, 7], [1, 2], [0, 3], "bf16", True),          # ... the strides skip, from 16 channels on
     ((1, 16, 40, 65), [1, 7], [1, 2], [0, 3], "f32", False),          # ... not longer
