@@ -32,6 +32,7 @@ struct Problem {
 struct dp_plan : Problem {
     int64_t *tables;                // one allocation behind every AxisPlan array
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
+    int64_t alone_floor;            // ctx.prefetch_floor of one-lane separable passes on one thread
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
 };
 
@@ -606,6 +607,14 @@ void run_channel_blocks(const ChannelBlocks &b, const ExecCtx &c, int64_t t0, in
     }
 }
 
+// Whether the hardware prefetchers keep up with the windows' reads from the
+// last-level cache (prefetch_floor_bytes): windows over one (d, h) row, and
+// NXC windows that share columns.
+bool reads_kept_up(const dp_plan &p) {
+    const bool one_row = p.ax[0].k == 1 && p.ax[1].k == 1;
+    return one_row || (p.desc.format == DP_NXC && !windows_disjoint(p.ax[2]));
+}
+
 // A call's context as far as the plan fixes it: dense strides, the
 // quantization constants, this machine's floors (read once, when the plan is
 // made); dp_execute adds the caller's buffers and strides.
@@ -625,9 +634,7 @@ ExecCtx plan_ctx(const dp_plan &p) {
     c.qscale = d.src_scale / d.dst_scale;
     c.qzp_out = (float)d.dst_zero_point;
     c.qzp_in = d.src_zero_point;
-    const bool one_row = p.ax[0].k == 1 && p.ax[1].k == 1;
-    const bool shared_columns = d.format == DP_NXC && !windows_disjoint(p.ax[2]);
-    c.prefetch_floor = prefetch_floor_bytes(one_row || shared_columns);
+    c.prefetch_floor = prefetch_floor_bytes(reads_kept_up(p));
     c.uncached_floor = uncached_floor_bytes();
     return c;
 }
@@ -716,11 +723,23 @@ const char *isa_name(int isa) {
 // Windows over several rows interleave their rows' streams point by point,
 // and prefetching paid from that L3 too (VGG k2 s2 NXC at batch 4, 26 MB:
 // 0.88-0.98; at batch 8, 51 MB: 0.84).
-int64_t dnnpool::prefetch_floor_bytes(bool kept_up) {
+// `alone` (NCX planes through the one-lane separable passes, one thread):
+// from kPrefetchAloneMinBytes.  One core's share of a 32 MB L3 (AMD Zen 4, a
+// VM among others) held less than the src; against the 16 MB floor, 1
+// thread, the 3-D k3 s2 p1 over 64 channels (12.8 MB) took 0.59 of the time
+// with the prefetches, over 48 (9.6 MB) 0.68, over 40 (8 MB) 0.90-1.00;
+// ResNet-50's k3 s2 p1 at batch 4 (12.8 MB) 0.69-0.73, VGG's k2 s2 at
+// batch 2 0.62-0.76, k15 s1 windows over 32 channels of 256 x 256 (8.4 MB)
+// 0.91-0.92.  Below it they cost (6.4 MB: 1.05; 1.6 MB: 1.17).  Two
+// threads, each with half the src, gained nothing at 12.8 MB (3-D:
+// 0.94-0.97) and lost on 2-D (1.17-1.22); NXC windows lost at 1 thread too
+// (VGG's k2 s2 at batch 2: 1.15).
+int64_t dnnpool::prefetch_floor_bytes(bool kept_up, bool alone) {
     int64_t floor;
     if (env_bytes("DNNPOOL_PREFETCH_FLOOR", &floor)) return floor;
     const int64_t quarter = last_level_cache_bytes() / 4;
-    return kept_up && quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
+    if (kept_up) return quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
+    return alone ? kPrefetchAloneMinBytes : kPrefetchMinBytes;
 }
 
 int64_t dnnpool::uncached_floor_bytes() {
@@ -791,6 +810,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
         p->taps *= p->ax[a].k;
     }
     p->ctx = plan_ctx(*p);
+    p->alone_floor = prefetch_floor_bytes(reads_kept_up(*p), true);
     p->blocks = nullptr;
     // Planned for the one-lane separable variant, the only one blocks replace
     // (dp_execute: dense NCX, or strided channels).
@@ -851,6 +871,7 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     if (dp_desc_dst_size(&d) == 0) return DP_OK;
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
+    if (nt == 1 && variant == kSepPlane) c.prefetch_floor = p->alone_floor;
     if (variant == kSepPlane && !indices && p->blocks) {
         const ChannelBlocks &blocks = *p->blocks;
         return run_rows(d.batch * blocks.blocks, nt, blocks.scratch_bytes, [&](int64_t t0, int64_t t1, char *scratch) {

@@ -89,9 +89,10 @@ struct ExecCtx {
 // tensors that stream from DRAM, not from the last-level cache.  `kept_up`:
 // windows whose reads the hardware prefetchers keep up with from that cache
 // (prefetch_floor_bytes).  DNNPOOL_PREFETCH_FLOOR (bytes) overrides it; read
-// when a plan is made.
-constexpr int64_t kPrefetchMinBytes = 16 << 20;
-int64_t prefetch_floor_bytes(bool kept_up);
+// when a plan is made.  `alone`: the one-lane separable passes run by one
+// thread, which prefetch from kPrefetchAloneMinBytes (windows not kept up).
+constexpr int64_t kPrefetchMinBytes = 16 << 20, kPrefetchAloneMinBytes = 8 << 20;
+int64_t prefetch_floor_bytes(bool kept_up, bool alone = false);
 
 // The dst size (bytes) from which the channel-block kernel's rows read in
 // address order (ordered_row) are written past the caches (UncachedRow), on

@@ -674,6 +674,26 @@ def test_the_prefetching_floor_moves_no_bits(layout, shape, attrs, kind, monkeyp
     assert_matches_reference(first, want, kind, "f32", x)
 
 
+# One thread pools NCX planes through the one-lane separable passes with
+# prefetches from 8 MB of src (kPrefetchAloneMinBytes), by default; two
+# threads from 16 MB.  A batch of 8-16 MB then prefetches at 1 thread and not
+# at 2, nor as one batch item alone: 3-D and 2-D windows, f32 and bf16.
+ALONE_PREFETCHED = [
+    ((2, 24, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "f32"),
+    ((2, 48, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "bf16"),
+    ((2, 128, 112, 81), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "f32"),
+]
+
+
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("shape,attrs,dtype", ALONE_PREFETCHED, ids=[f"{c[2]}-{c[0]}" for c in ALONE_PREFETCHED])
+def test_one_thread_prefetching_ncx_planes_moves_no_bits(shape, attrs, dtype, kind, monkeypatch):
+    monkeypatch.delenv("DNNPOOL_PREFETCH_FLOOR", raising=False)
+    attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    check_batch_against_items_alone(make_input(kind, shape, dtype, 14), kind, dtype, "NCX", attrs, "separable",
+                                    8 << 20)
+
+
 # NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
 # slide over their columns below the prefetching floor: whole blocks (64
 # channels of 32-bit lanes on AVX-512, 32 on AVX2; 16-bit quantized sums twice
