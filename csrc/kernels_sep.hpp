@@ -197,7 +197,12 @@ struct SepPass {
     // inside the row past the last block (whose loads would leave the row:
     // k1 s2 over odd rows, k3 s2 over 35), and no pass shares rows between
     // output rows (stack_taps' shared blocks, the sliding D/H passes).
-    static constexpr int64_t kDirectTail = 4;
+    // Values whose W windows overlap (KW > S) load each (d, h) row once per
+    // tap base, the stacked passes once: from kDirectMaxRows rows on those
+    // win (1 thread, 3-D NCX over 8 planes of 16 x 56 x 56, f32: k3 s1 p0
+    // maxima 0.43-0.46 of the time, k3 s2 0.58, k2 s1 0.88; 2-D k3 s1,
+    // three rows: direct rows 0.92-0.96 of the stacked passes' time).
+    static constexpr int64_t kDirectTail = 4, kDirectMaxRows = 3;
     int direct_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
         if (Lanes || AW.d != 1 || AW.out < VL || c->ss[4] != 1 || c->ds[4] != 1) return 0;
@@ -208,6 +213,7 @@ struct SepPass {
             if (K == kQAvg || g.align >= 2 || g.v_dbl || g.vstream || !code) return 0;
             int64_t lo, hi;
             const int64_t S = code >> 4, KW = code & 15;
+            if (KW > S && AD.k * AH.k > kDirectMaxRows) return 0;
             block_starts(S, KW, lo, hi);
             const int64_t tail = AW.out - (hi + VL);
             const bool tail_inside = (AW.out - 1) * S - AW.pb + KW <= AW.in;

@@ -323,6 +323,12 @@ DIRECT_ROWS = [
     ((1, 2, 13, 99), dict(kernel=[3, 1], strides=[2, 3], pads_begin=[1, 0], pads_end=[1, 0])),
     ((1, 2, 5, 8, 70), dict(kernel=[2, 1, 1], strides=[2, 2, 4])),
     ((2, 3, 203), dict(kernel=[1], strides=[4])),
+    # overlapping W windows over more than three (d, h) rows: the stacked
+    # passes either way (kDirectMaxRows); three rows go straight from src
+    ((1, 2, 5, 8, 70), dict(kernel=[3, 3, 3], strides=[1, 1, 1], pads_begin=[1, 1, 0], pads_end=[1, 0, 0])),
+    ((1, 2, 6, 9, 71), dict(kernel=[2, 2, 3], strides=[2, 1, 2])),
+    ((1, 2, 13, 70), dict(kernel=[4, 2], strides=[2, 1])),
+    ((1, 2, 5, 9, 70), dict(kernel=[1, 3, 3], strides=[1, 2, 1])),
 ]
 
 
