@@ -198,10 +198,11 @@ struct SepPass {
     // k1 s2 over odd rows, k3 s2 over 35), and no pass shares rows between
     // output rows (stack_taps' shared blocks, the sliding D/H passes).
     // Values whose W windows overlap (KW > S) load each (d, h) row once per
-    // tap base, the stacked passes once: from kDirectMaxRows rows on those
-    // win (1 thread, 3-D NCX over 8 planes of 16 x 56 x 56, f32: k3 s1 p0
-    // maxima 0.43-0.46 of the time, k3 s2 0.58, k2 s1 0.88; 2-D k3 s1,
-    // three rows: direct rows 0.92-0.96 of the stacked passes' time).
+    // tap base, the stacked passes once: past kDirectMaxRows rows those
+    // win (1 thread, 8 channels of 16 x 56 x 56, unpadded: k3 s1 maxima
+    // 0.26-0.51 of the time, bf16 0.37, k3 s2 0.54, k2 s1 0.74-0.83, k3
+    // averages 0.53-0.67; 2-D windows of 4 and 5 rows 0.94-1.05).  Three
+    // rows stay (2-D k3 s1: direct rows 0.92-0.96 of the stacked time).
     static constexpr int64_t kDirectTail = 4, kDirectMaxRows = 3;
     int direct_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
