@@ -81,7 +81,7 @@ struct ExecCtx {
     int32_t qzp_in;                 // quantized: x zero point
     SepLayout sep;                  // separable kernel only
     int64_t taps_max;               // channel-block kernel: depth*height taps of a window (scratch rows)
-    int64_t prefetch_floor;         // src bytes from which kernels prefetch ahead (the plan's)
+    int64_t prefetch_floor;         // src bytes from which kernels prefetch (the plan's, or its one-thread floor)
     int64_t uncached_floor;         // dst bytes from which ordered_row writes past the caches (the plan's)
 };
 
