@@ -1,6 +1,7 @@
 // Planning (window tables, kernel choice) and the execution driver.
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -734,12 +735,21 @@ const char *isa_name(int isa) {
 // threads, each with half the src, gained nothing at 12.8 MB (3-D:
 // 0.94-0.97) and lost on 2-D (1.17-1.22); NXC windows lost at 1 thread too
 // (VGG's k2 s2 at batch 2: 1.15).
+// That floor is a quarter of the L3, kept between kPrefetchAloneMinBytes and
+// kPrefetchMinBytes: a large L3 serves one core a larger src.  On an Intel
+// Xeon with a 480 MB L3, 1 thread, the 16 MB floor against 8 MB took 0.94
+// of the time on the 3-D k3 s2 p1 over 64 channels and ResNet-50's k3 s2 p1
+// at batch 4 (12.8 MB), 0.96 over 48 channels, 0.99 on VGG's k2 s2 at batch
+// 2, k15 windows at 8.4 MB 0.95-1.01; prefetching paid there only from 32-51
+// MB (25.7 MB: no prefetches 0.96-0.99 of the time; 51 MB: 1.02-1.03;
+// ResNet-50's at batch 32, 102 MB: 1.45-1.51).
 int64_t dnnpool::prefetch_floor_bytes(bool kept_up, bool alone) {
     int64_t floor;
     if (env_bytes("DNNPOOL_PREFETCH_FLOOR", &floor)) return floor;
     const int64_t quarter = last_level_cache_bytes() / 4;
     if (kept_up) return quarter > kPrefetchMinBytes ? quarter : kPrefetchMinBytes;
-    return alone ? kPrefetchAloneMinBytes : kPrefetchMinBytes;
+    if (!alone) return kPrefetchMinBytes;
+    return std::min(std::max(quarter, kPrefetchAloneMinBytes), kPrefetchMinBytes);
 }
 
 int64_t dnnpool::uncached_floor_bytes() {
@@ -871,13 +881,13 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     if (dp_desc_dst_size(&d) == 0) return DP_OK;
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
-    if (nt == 1 && variant == kSepPlane) c.prefetch_floor = p->alone_floor;
-    if (variant == kSepPlane && !indices && p->blocks) {
+    if (variant == kSepPlane && !indices && p->blocks) {   // (the blocks' contexts carry their own floors)
         const ChannelBlocks &blocks = *p->blocks;
         return run_rows(d.batch * blocks.blocks, nt, blocks.scratch_bytes, [&](int64_t t0, int64_t t1, char *scratch) {
             run_channel_blocks(blocks, c, t0, t1, scratch);
         });
     }
+    if (nt == 1 && variant == kSepPlane) c.prefetch_floor = p->alone_floor;
     const size_t scratch_bytes = kernel_scratch(*p, variant, indices != nullptr, &c);
     return run_rows(variant_rows(variant, d.batch, d.channels, plane), nt, scratch_bytes,
                      [&](int64_t r0, int64_t r1, char *scratch) { fn(&c, r0, r1, scratch); });

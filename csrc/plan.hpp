@@ -90,7 +90,8 @@ struct ExecCtx {
 // windows whose reads the hardware prefetchers keep up with from that cache
 // (prefetch_floor_bytes).  DNNPOOL_PREFETCH_FLOOR (bytes) overrides it; read
 // when a plan is made.  `alone`: the one-lane separable passes run by one
-// thread, which prefetch from kPrefetchAloneMinBytes (windows not kept up).
+// thread, which prefetch from a quarter of the L3 (windows not kept up), no
+// less than kPrefetchAloneMinBytes and no more than kPrefetchMinBytes.
 constexpr int64_t kPrefetchMinBytes = 16 << 20, kPrefetchAloneMinBytes = 8 << 20;
 int64_t prefetch_floor_bytes(bool kept_up, bool alone = false);
 

@@ -7,6 +7,7 @@ checked against the vectorised reference (reference.padded_formulation) and,
 for the instruction sets this CPU has, with every ISA variant (DNNPOOL_ISA caps
 the dispatch in a subprocess).
 """
+import math
 import os
 import re
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 import dnnpool as dp
 import reference
+from dnnpool.dtypes import numpy_dtype
 from childproc import run_python
 
 # (label, kind, NCX shape, attrs) -- shapes are given channels-first and used in both layouts.
@@ -681,23 +683,37 @@ def test_the_prefetching_floor_moves_no_bits(layout, shape, attrs, kind, monkeyp
 
 
 # One thread pools NCX planes through the one-lane separable passes with
-# prefetches from 8 MB of src (kPrefetchAloneMinBytes), by default; two
-# threads from 16 MB.  A batch of 8-16 MB then prefetches at 1 thread and not
-# at 2, nor as one batch item alone: 3-D and 2-D windows, f32 and bf16.
+# prefetches from a quarter of the L3 kept between 8 and 16 MB of src
+# (prefetch_floor_bytes), by default; two threads from 16 MB.  A batch just
+# past the one-thread floor then prefetches at 1 thread (and at 2 when the
+# floors meet), not as one batch item alone: 3-D and 2-D windows, f32 and
+# bf16 (batch items of 4.6-4.8 MB).
 ALONE_PREFETCHED = [
-    ((2, 24, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "f32"),
-    ((2, 48, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "bf16"),
-    ((2, 128, 112, 81), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "f32"),
+    ((1, 24, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "f32"),
+    ((1, 48, 16, 56, 56), dict(kernel=[3] * 3, strides=[2] * 3, pads_begin=[1] * 3, pads_end=[1] * 3), "bf16"),
+    ((1, 128, 112, 81), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "f32"),
 ]
 
 
+def one_thread_prefetch_floor():
+    """The C side's one-thread floor for NCX planes (prefetch_floor_bytes)."""
+    try:
+        l3 = max(os.sysconf("SC_LEVEL3_CACHE_SIZE"), 0)
+    except (ValueError, OSError):
+        l3 = 0
+    return min(max(l3 // 4, 8 << 20), 16 << 20)
+
+
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
-@pytest.mark.parametrize("shape,attrs,dtype", ALONE_PREFETCHED, ids=[f"{c[2]}-{c[0]}" for c in ALONE_PREFETCHED])
-def test_one_thread_prefetching_ncx_planes_moves_no_bits(shape, attrs, dtype, kind, monkeypatch):
+@pytest.mark.parametrize("item,attrs,dtype", ALONE_PREFETCHED, ids=[f"{c[2]}-{c[0]}" for c in ALONE_PREFETCHED])
+def test_one_thread_prefetching_ncx_planes_moves_no_bits(item, attrs, dtype, kind, monkeypatch):
     monkeypatch.delenv("DNNPOOL_PREFETCH_FLOOR", raising=False)
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
+    floor = one_thread_prefetch_floor()
+    item_bytes = math.prod(item) * numpy_dtype(dtype).itemsize
+    shape = (-(-floor // item_bytes), *item[1:])   # the fewest items that reach the floor
     check_batch_against_items_alone(make_input(kind, shape, dtype, 14), kind, dtype, "NCX", attrs, "separable",
-                                    8 << 20)
+                                    floor)
 
 
 # NXC k3 s2 maxima and quantized averages over channel rows of at most 1 KB
