@@ -46,9 +46,9 @@ constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 // (the prefetched blocks instead of the order: 1.0-1.5x).  rows_in_order's
 // caller does prefetch (SepPass::pair_rows_in_order).
 constexpr int64_t kOrderedMinBytes = 16 << 20;
-// Rows rows_in_order takes (its line lives on the stack), and the src
-// bytes from which pair_rows uses it (its extra pass costs from cache).
-constexpr int64_t kOrderedRowValues = 512, kPairOrderedMinBytes = 32 << 20;
+// Rows rows_in_order takes (its line lives on the stack); pair_rows uses it
+// from ExecCtx::pair_ordered_floor bytes of src (pair_ordered_floor_bytes).
+constexpr int64_t kOrderedRowValues = 512;
 
 // Bytes of src (extent &AxisPlan::in) or dst (&AxisPlan::out).
 template <typename T>

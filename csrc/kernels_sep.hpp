@@ -379,9 +379,10 @@ struct SepPass {
     void pair_rows(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         const int64_t *roff = toff;   // the window's (d, h) rows
-        // From kPairOrderedMinBytes of src on, the window's rows are combined
-        // in address order first (pair_rows_in_order), then paired from there.
-        if (src_bytes<T>(c) >= kPairOrderedMinBytes && AW.in <= kOrderedRowValues) {
+        // From the plan's pair_ordered_floor of src on, the window's rows are
+        // combined in address order first (pair_rows_in_order), then paired
+        // from there.
+        if (src_bytes<T>(c) >= c->pair_ordered_floor && AW.in <= kOrderedRowValues) {
             pair_rows_in_order<KW, PB>(n, ch, od, oh0, oh1);
             return;
         }
@@ -405,7 +406,9 @@ struct SepPass {
     // p1 maxima at batch 32 (103 MB) took 0.64-0.66 of the time in f32 at 1
     // and 2 threads, 0.79-0.89 in bf16 and f16 at 1 (0.94-0.96 at 2), the
     // exclude-pad average 0.67-0.70, 4 x 64 x 224 x 224 0.67 at 1; VGG's
-    // k2 s2 at batch 8 0.74 in f32 at 1 thread, 0.97-1.04 otherwise.
+    // k2 s2 at batch 8 0.74 in f32 at 1 thread, 0.97-1.04 otherwise.  (Paired
+    // per load, prefetched the same, was faster still there: Intel cores
+    // leave this route, pair_ordered_floor_bytes.)
     template <int KW, int PB>
     __attribute__((noinline)) void pair_rows_in_order(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         const T *src_nc = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];

@@ -70,13 +70,14 @@ int detect_isa() {
     return isa;
 }
 
-// Whether the CPU's non-temporal stores pay for outputs past the private
-// caches (kUncachedMinBytes): an Intel core's.  On an AMD Zen 4 they took
+// Whether this is an Intel core, where the memory system rewards other
+// choices than an AMD Zen 4's.  Non-temporal stores pay for outputs past the
+// private caches there (kUncachedMinBytes): on an AMD Zen 4 they took
 // 1.1-1.6x the time of ordinary stores (the 1-D k4 s4 average over 256
 // channels at batch 8 and 32, f32 and f16, VGG's k2 s2 maxima over 128
 // channels at batch 8 and 32; 1 and 2 threads), where an Intel Xeon took
-// 0.77-0.92 (see UncachedRow).
-bool stores_past_caches_pay() {
+// 0.77-0.92 (see UncachedRow).  And pair_rows' order (pair_ordered_floor_bytes).
+bool cpu_is_intel() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     return __builtin_cpu_is("intel");
@@ -637,6 +638,7 @@ ExecCtx plan_ctx(const dp_plan &p) {
     c.qzp_in = d.src_zero_point;
     c.prefetch_floor = prefetch_floor_bytes(reads_kept_up(p));
     c.uncached_floor = uncached_floor_bytes();
+    c.pair_ordered_floor = pair_ordered_floor_bytes();
     return c;
 }
 
@@ -755,8 +757,24 @@ int64_t dnnpool::prefetch_floor_bytes(bool kept_up, bool alone) {
 int64_t dnnpool::uncached_floor_bytes() {
     int64_t floor;
     if (env_bytes("DNNPOOL_UNCACHED_FLOOR", &floor)) return floor;
-    static const bool pays = stores_past_caches_pay();
+    static const bool pays = cpu_is_intel();
     return pays ? kUncachedMinBytes : INT64_MAX;
+}
+
+// Rows in address order pay where the hardware prefetchers follow one row
+// at a time but not a window's rows interleaved per load (AMD Zen 4: the
+// comment of rows_in_order).  An Intel Xeon (480 MB L3), its rows prefetched
+// 16 KB on either way, took the per-load pairing faster: ResNet-50's k3 s2
+// p1 at batch 32 (103 MB), 1 / 2 threads, maxima f32 0.91-0.96 / 0.89-0.92
+// of the time, bf16 0.84-0.92 / 0.94-0.96, exclude-pad averages f32
+// 0.87-0.94 at 1; VGG's k2 s2 over 128 channels at batch 8 (51 MB)
+// 1.00-1.01; in order under the floor, VGG's at batch 1 (6.4 MB),
+// 0.97-1.06.
+int64_t dnnpool::pair_ordered_floor_bytes() {
+    int64_t floor;
+    if (env_bytes("DNNPOOL_PAIR_ORDERED_FLOOR", &floor)) return floor;
+    static const bool per_load = cpu_is_intel();
+    return per_load ? INT64_MAX : kPairOrderedMinBytes;
 }
 
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {

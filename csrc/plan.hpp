@@ -83,6 +83,7 @@ struct ExecCtx {
     int64_t taps_max;               // channel-block kernel: depth*height taps of a window (scratch rows)
     int64_t prefetch_floor;         // src bytes from which kernels prefetch (the plan's, or its one-thread floor)
     int64_t uncached_floor;         // dst bytes from which ordered_row writes past the caches (the plan's)
+    int64_t pair_ordered_floor;     // src bytes from which pair_rows combines rows in address order (the plan's)
 };
 
 // The src size (bytes) from which kernels prefetch ahead of their loads:
@@ -102,6 +103,13 @@ int64_t prefetch_floor_bytes(bool kept_up, bool alone = false);
 // overrides it; read when a plan is made.
 constexpr int64_t kUncachedMinBytes = 4 << 20;
 int64_t uncached_floor_bytes();
+
+// The src size (bytes) from which the one-lane pair_rows combines each
+// window's rows in address order first (SepPass::rows_in_order; its extra
+// pass costs from cache), on the CPUs where that pays; elsewhere never.
+// DNNPOOL_PAIR_ORDERED_FLOOR (bytes) overrides it; read when a plan is made.
+constexpr int64_t kPairOrderedMinBytes = 32 << 20;
+int64_t pair_ordered_floor_bytes();
 
 // Computes rows [r0, r1) of the row space the variant defines.
 typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch);

@@ -618,10 +618,11 @@ def test_power_of_two_divisors_give_the_divisions_bits(dtype, exclude_pad):
 
 
 # NCX stride-2 rows of k2/k3 windows paired straight from src (pair_rows)
-# over a src of 32 MB or more combine each window's rows in address order
-# first, a row at a time (rows_in_order): rows of 112, 150 (a last vector
-# overlapping), 225 and 400 values, pads before of 0-2, ceil rounding, D taps
-# as the window's rows, bf16 and f16.  (NCX shape, attrs, dtype)
+# over a src past the in-order floor (32 MB on AMD cores, none on Intel ones;
+# DNNPOOL_PAIR_ORDERED_FLOOR sets it) combine each window's rows in address
+# order first, a row at a time (rows_in_order): rows of 112, 150 (a last
+# vector overlapping), 225 and 400 values, pads before of 0-2, ceil rounding,
+# D taps as the window's rows, bf16 and f16.  (NCX shape, attrs, dtype)
 PAIRED_IN_ORDER = [
     ((8, 64, 113, 150), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "f32"),
     ((6, 128, 112, 112), dict(kernel=[2, 2], strides=[2, 2]), "f32"),
@@ -634,12 +635,15 @@ PAIRED_IN_ORDER = [
 ]
 
 
+@pytest.mark.parametrize("in_order", [True, False], ids=["in-order", "per-load"])
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
 @pytest.mark.parametrize("shape,attrs,dtype", PAIRED_IN_ORDER, ids=[f"{c[2]}-{c[0]}" for c in PAIRED_IN_ORDER])
-def test_ncx_rows_paired_over_a_large_src_combine_rows_in_order(shape, attrs, dtype, kind):
-    """The whole batch gives the bits of each batch item pooled alone (rows
+def test_ncx_rows_paired_over_a_large_src_combine_rows_in_order(shape, attrs, dtype, kind, in_order, monkeypatch):
+    """The whole batch, its rows in order from 32 MB or paired per load (the
+    floor out of reach), gives the bits of each batch item pooled alone (rows
     paired straight from a src under 32 MB), at 1 and 2 threads, and the
     reference's values (maxima with NaNs and infinities)."""
+    monkeypatch.setenv("DNNPOOL_PAIR_ORDERED_FLOOR", str(32 << 20 if in_order else 1 << 62))
     attrs = dict(attrs, exclude_pad=True) if kind == "AvgPool" else attrs
     check_batch_against_items_alone(make_input(kind, shape, dtype, 13), kind, dtype, "NCX", attrs, "separable",
                                     32 << 20)
