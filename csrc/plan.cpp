@@ -98,6 +98,15 @@ bool env_bytes(const char *name, int64_t *bytes) {
     return true;
 }
 
+// A floor in bytes: the environment variable `name` when it holds one, else
+// `intel` on Intel cores and `other` elsewhere (cpu_is_intel).
+int64_t vendor_floor(const char *name, int64_t intel, int64_t other) {
+    int64_t floor;
+    if (env_bytes(name, &floor)) return floor;
+    static const bool is_intel = cpu_is_intel();
+    return is_intel ? intel : other;
+}
+
 // The last-level cache's size in bytes, 0 when the C library does not say.
 int64_t last_level_cache_bytes() {
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -755,10 +764,7 @@ int64_t dnnpool::prefetch_floor_bytes(bool kept_up, bool alone) {
 }
 
 int64_t dnnpool::uncached_floor_bytes() {
-    int64_t floor;
-    if (env_bytes("DNNPOOL_UNCACHED_FLOOR", &floor)) return floor;
-    static const bool pays = cpu_is_intel();
-    return pays ? kUncachedMinBytes : INT64_MAX;
+    return vendor_floor("DNNPOOL_UNCACHED_FLOOR", kUncachedMinBytes, INT64_MAX);
 }
 
 // Rows in address order pay where the hardware prefetchers follow one row
@@ -771,10 +777,7 @@ int64_t dnnpool::uncached_floor_bytes() {
 // 1.00-1.01; in order under the floor, VGG's at batch 1 (6.4 MB),
 // 0.97-1.06.
 int64_t dnnpool::pair_ordered_floor_bytes() {
-    int64_t floor;
-    if (env_bytes("DNNPOOL_PAIR_ORDERED_FLOOR", &floor)) return floor;
-    static const bool per_load = cpu_is_intel();
-    return per_load ? INT64_MAX : kPairOrderedMinBytes;
+    return vendor_floor("DNNPOOL_PAIR_ORDERED_FLOOR", INT64_MAX, kPairOrderedMinBytes);
 }
 
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
