@@ -76,7 +76,8 @@ int detect_isa() {
 // 1.1-1.6x the time of ordinary stores (the 1-D k4 s4 average over 256
 // channels at batch 8 and 32, f32 and f16, VGG's k2 s2 maxima over 128
 // channels at batch 8 and 32; 1 and 2 threads), where an Intel Xeon took
-// 0.77-0.92 (see UncachedRow).  And pair_rows' order (pair_ordered_floor_bytes).
+// 0.77-0.92 (see UncachedRow).  And pair_rows' order (pair_ordered_floor_bytes),
+// and the planes channel blocks move (block_plane_limit_bytes).
 bool cpu_is_intel() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -98,11 +99,11 @@ bool env_bytes(const char *name, int64_t *bytes) {
     return true;
 }
 
-// A floor in bytes: the environment variable `name` when it holds one, else
-// `intel` on Intel cores and `other` elsewhere (cpu_is_intel).
-int64_t vendor_floor(const char *name, int64_t intel, int64_t other) {
-    int64_t floor;
-    if (env_bytes(name, &floor)) return floor;
+// A size threshold in bytes: the environment variable `name` when it holds
+// one, else `intel` on Intel cores and `other` elsewhere (cpu_is_intel).
+int64_t vendor_bytes(const char *name, int64_t intel, int64_t other) {
+    int64_t bytes;
+    if (env_bytes(name, &bytes)) return bytes;
     static const bool is_intel = cpu_is_intel();
     return is_intel ? intel : other;
 }
@@ -510,6 +511,22 @@ constexpr int64_t kBlockMaxDepthRow = 56, kBlockMinDepthChannels = 16;    // str
 constexpr int64_t kBlockMaxWideRow = 42, kBlockMinWideChannels = 32;      // many channels of 16 bits or more
 constexpr int64_t kBlockMaxDepthTapsRow = 36;                             // strided windows with depth taps
 constexpr int64_t kBlockMaxTaps2dRow = 64, kBlockMinTaps2dChannels = 16;  // 2-D windows of 3x the taps strides skip
+constexpr int64_t kBlockPlaneLimitIntel = 4096;                           // 2-D planes, Intel cores
+// 2-D planes of this many bytes or more, over rows longer than kBlockMaxRow,
+// stay planar (DNNPOOL_BLOCK_PLANE_LIMIT sets it when a plan is made).  The
+// rules below were fitted on an AMD Zen 4.  On an Intel Xeon (2 MB L2; 1
+// thread, 233 random 2-D NCX problems those rules sent to blocks: rows of
+// 14-64, 16-512 channels, batch 1-8, f32/bf16/f16, blocks alternated with
+// the one-lane passes in one process), planes under a page took 0.68 of the
+// one-lane passes' time (geometric mean, 109 of 133 faster), planes of 4-8
+// KB 1.06 and larger ones 1.12-1.19 (MaxPool k2 s1 over 32 planes of 57 x
+// 57: 1.3-1.6).  A block's move reads a page or more of each of its planes
+// at once, more streams than that core's L2 prefetcher follows.  Rows of up
+// to 20 stay with blocks (112 x 20 over 512 channels: 0.86).  3-D volumes
+// are not limited: 100 random 3-D problems gained nothing from any limit.
+int64_t block_plane_limit_bytes() {
+    return vendor_bytes("DNNPOOL_BLOCK_PLANE_LIMIT", kBlockPlaneLimitIntel, INT64_MAX);
+}
 bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     if (variant != kSepPlane || indices || p.desc.channels < 2) return false;
     const int forced = channel_blocks_override();
@@ -557,6 +574,7 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
                          wide_values && AH.k * AW.k >= 3 * AH.s * AW.s;
     if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
+    if (p.desc.ndims == 2 && W > kBlockMaxRow && block_plane_bytes(p) >= block_plane_limit_bytes()) return false;
     // a block of one vector's channels fits the budget L2 can hold
     return block_lanes(p) * block_plane_bytes(p) <= kBlockMaxBytes;
 }
@@ -764,7 +782,7 @@ int64_t dnnpool::prefetch_floor_bytes(bool kept_up, bool alone) {
 }
 
 int64_t dnnpool::uncached_floor_bytes() {
-    return vendor_floor("DNNPOOL_UNCACHED_FLOOR", kUncachedMinBytes, INT64_MAX);
+    return vendor_bytes("DNNPOOL_UNCACHED_FLOOR", kUncachedMinBytes, INT64_MAX);
 }
 
 // Rows in address order pay where the hardware prefetchers follow one row
@@ -777,7 +795,7 @@ int64_t dnnpool::uncached_floor_bytes() {
 // 1.00-1.01; in order under the floor, VGG's at batch 1 (6.4 MB),
 // 0.97-1.06.
 int64_t dnnpool::pair_ordered_floor_bytes() {
-    return vendor_floor("DNNPOOL_PAIR_ORDERED_FLOOR", INT64_MAX, kPairOrderedMinBytes);
+    return vendor_bytes("DNNPOOL_PAIR_ORDERED_FLOOR", INT64_MAX, kPairOrderedMinBytes);
 }
 
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {

@@ -2166,7 +2166,10 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 16, 5, 46, 25), [3, 2, 3], [3, 3, 3], [0, 0, 1], "f32", False),   # ... windows of twice the taps strides skip
     ((1, 16, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "u8", False),   # ... 16- and 32-bit values
 ])
-def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks):
+def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks, monkeypatch):
+    """The rules as fitted on an AMD core, whose planes of any size may move
+    (Intel cores' limit is tested below)."""
+    monkeypatch.setenv("DNNPOOL_BLOCK_PLANE_LIMIT", str(1 << 62))
     attrs = dict(kernel=kernel, strides=strides, pads_begin=pads, pads_end=pads)
     prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, dtype, data_format="NCX", **attrs))
     assert (":channel_blocks/" in prim.kernel_name) == expect_blocks, prim.kernel_name
@@ -2178,6 +2181,49 @@ def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pa
     # as values: a window's tied +0 and -0 may come back as either
     np.testing.assert_array_equal(got.astype(np.float32), prim.execute(x).astype(np.float32))
     assert_matches_reference(got, want, "MaxPool", dtype, x)
+
+
+# Intel cores keep 2-D planes of a page or more planar over rows longer than
+# 20 (block_plane_limit_bytes; DNNPOOL_BLOCK_PLANE_LIMIT sets it): (shape,
+# kernel, strides, dtype, blocks under a 4096-byte limit).
+PLANE_LIMIT_CASES = [
+    ((1, 32, 57, 57), [2, 2], [1, 1], "f32", False),          # 13 KB planes: the one-lane passes
+    ((1, 32, 32, 32), [3, 3], [1, 1], "f32", False),          # exactly a page
+    ((1, 32, 32, 32), [3, 3], [1, 1], "bf16", True),          # half a page
+    ((1, 32, 31, 33), [3, 3], [1, 1], "f32", True),           # just under a page
+    ((1, 64, 112, 20), [2, 2], [3, 3], "f32", True),          # rows of 20: any plane
+    ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], "f32", True),  # 3-D volumes: any size
+]
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AvgPool"])
+@pytest.mark.parametrize("shape,kernel,strides,dtype,blocks", PLANE_LIMIT_CASES, ids=[str(c[0]) + c[3] for c in PLANE_LIMIT_CASES])
+def test_ncx_planes_past_the_block_plane_limit_stay_planar(shape, kernel, strides, dtype, blocks, kind, monkeypatch):
+    """With the limit a page, as on Intel cores, and without one, as on
+    others; the same values either way (maxima the same bits), the
+    reference's values; the default follows this CPU's vendor."""
+    attrs = dict(kernel=kernel, strides=strides)
+    pd = dp.PoolingDesc(kind, shape, dtype, data_format="NCX", **attrs)
+    x = make_input(kind, shape, dtype, 5)
+    monkeypatch.delenv("DNNPOOL_BLOCK_PLANE_LIMIT", raising=False)
+    default = dp.Pooling(pd)
+    monkeypatch.setenv("DNNPOOL_BLOCK_PLANE_LIMIT", "4096")
+    limited = dp.Pooling(pd)
+    monkeypatch.setenv("DNNPOOL_BLOCK_PLANE_LIMIT", str(1 << 62))
+    unlimited = dp.Pooling(pd)
+    assert (":channel_blocks/" in limited.kernel_name) == blocks, limited.kernel_name
+    assert ":channel_blocks/" in unlimited.kernel_name, unlimited.kernel_name
+    if os.path.exists("/proc/cpuinfo"):   # elsewhere the vendor is not read here
+        with open("/proc/cpuinfo") as cpuinfo:
+            intel = "GenuineIntel" in cpuinfo.read()
+        assert default.kernel_name == (limited if intel else unlimited).kernel_name
+    got = limited.execute(x)
+    other = unlimited.execute(x)
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(bits(got), bits(other))
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), other.astype(np.float64), rtol=1e-2 if dtype != "f32" else 1e-6)
+    assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NCX"))
 
 
 @pytest.mark.parametrize("mode", ["0", "1"])
