@@ -513,17 +513,21 @@ constexpr int64_t kBlockMaxDepthTapsRow = 36;                             // str
 constexpr int64_t kBlockMaxTaps2dRow = 64, kBlockMinTaps2dChannels = 16;  // 2-D windows of 3x the taps strides skip
 constexpr int64_t kBlockPlaneLimitIntel = 4096;                           // 2-D planes, Intel cores
 // 2-D planes of this many bytes or more, over rows longer than kBlockMaxRow,
-// stay planar (DNNPOOL_BLOCK_PLANE_LIMIT sets it when a plan is made).  The
-// rules below were fitted on an AMD Zen 4.  On an Intel Xeon (2 MB L2; 1
-// thread, 233 random 2-D NCX problems those rules sent to blocks: rows of
-// 14-64, 16-512 channels, batch 1-8, f32/bf16/f16, blocks alternated with
-// the one-lane passes in one process), planes under a page took 0.68 of the
-// one-lane passes' time (geometric mean, 109 of 133 faster), planes of 4-8
-// KB 1.06 and larger ones 1.12-1.19 (MaxPool k2 s1 over 32 planes of 57 x
-// 57: 1.3-1.6).  A block's move reads a page or more of each of its planes
-// at once, more streams than that core's L2 prefetcher follows.  Rows of up
-// to 20 stay with blocks (112 x 20 over 512 channels: 0.86).  3-D volumes
-// are not limited: 100 random 3-D problems gained nothing from any limit.
+// stay planar (DNNPOOL_BLOCK_PLANE_LIMIT sets it when a plan is made) but
+// for windows strided along W only.  The rules below were fitted on an AMD
+// Zen 4.  On an Intel Xeon (2 MB L2; 1 thread, 702 random 2-D NCX problems,
+// rows of 14-112, 16-512 channels, batch 1-8, f32/bf16/f16, blocks
+// alternated with the one-lane passes in one process), of the 427 over rows
+// past 20 those rules send to blocks, planes under a page took 0.79 of the
+// one-lane passes' time (geometric mean, 173 of 212 faster); larger ones
+// 1.11 under stride 1 along W (MaxPool k2 s1 over 32 planes of 57 x 57:
+// 1.3-1.6) and 1.04 under strides past 1 along both axes, but 0.84 under
+// stride 1 along H and more along W (the one-lane passes take every row
+// and thin each out).  A block's move reads a page or more of each of its
+// planes at once, more streams than that core's L2 prefetcher follows.
+// Rows of up to 20 stay with blocks (112 x 20 over 512 channels: 0.86), and
+// 3-D volumes are not limited (100 random 3-D problems gained nothing from
+// any limit).
 int64_t block_plane_limit_bytes() {
     return vendor_bytes("DNNPOOL_BLOCK_PLANE_LIMIT", kBlockPlaneLimitIntel, INT64_MAX);
 }
@@ -574,7 +578,9 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
                          wide_values && AH.k * AW.k >= 3 * AH.s * AW.s;
     if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
     if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
-    if (p.desc.ndims == 2 && W > kBlockMaxRow && block_plane_bytes(p) >= block_plane_limit_bytes()) return false;
+    const bool thinned_rows = AH.s == 1 && AW.s > 1;
+    if (p.desc.ndims == 2 && W > kBlockMaxRow && !thinned_rows && block_plane_bytes(p) >= block_plane_limit_bytes())
+        return false;
     // a block of one vector's channels fits the budget L2 can hold
     return block_lanes(p) * block_plane_bytes(p) <= kBlockMaxBytes;
 }
