@@ -131,8 +131,9 @@ struct SepPass {
         pcol = (Lane *)fA;
         pdiv = (Div *)fC;
         pcnt = (int32_t *)fP;
-        if (plane)
-            for (int64_t x = 0; x < g.chunk * AW.in + Vec<T>::lanes; ++x) pcol[x] = (Lane)(x % AW.in);
+        if (plane)   // (a running column: a division per position cost 6% of a 4 x 32 x 48 x 48 k3 call)
+            for (int64_t x = 0, col = 0; x < g.chunk * AW.in + Vec<T>::lanes; ++x, col = col + 1 == AW.in ? 0 : col + 1)
+                pcol[x] = (Lane)col;
     }
 
     // The plan's flat planes (plane_fits) over dense rows: chunk_plane.
@@ -203,6 +204,12 @@ struct SepPass {
     // 0.26-0.51 of the time, bf16 0.37, k3 s2 0.54, k2 s1 0.74-0.83, k3
     // averages 0.53-0.67; 2-D windows of 4 and 5 rows 0.94-1.05).  Three
     // rows stay (2-D k3 s1: direct rows 0.92-0.96 of the stacked time).
+    // Windows of more rows whose stride-1 H windows share two rows or more
+    // go stacked whatever their W taps (taps_shared combines a shared row
+    // once): 3-D k3 windows strided 3 along W, 64 channels, 1 thread (Intel
+    // Xeon), 0.74-0.86 of the direct time at strides (1, 1, 3) and (2, 1,
+    // 3).  Direct rows stay for k2 along H (0.87-0.96 of the stacked time)
+    // and k3 strided 2 along H (0.96).
     static constexpr int64_t kDirectTail = 4, kDirectMaxRows = 3;
     int direct_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
@@ -214,7 +221,8 @@ struct SepPass {
             if (K == kQAvg || g.align >= 2 || g.v_dbl || g.vstream || !code) return 0;
             int64_t lo, hi;
             const int64_t S = code >> 4, KW = code & 15;
-            if (KW > S && AD.k * AH.k > kDirectMaxRows) return 0;
+            const bool shares_rows = AH.s == 1 && AH.k >= 3;
+            if ((KW > S || shares_rows) && AD.k * AH.k > kDirectMaxRows) return 0;
             block_starts(S, KW, lo, hi);
             const int64_t tail = AW.out - (hi + VL);
             const bool tail_inside = (AW.out - 1) * S - AW.pb + KW <= AW.in;
