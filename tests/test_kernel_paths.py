@@ -2185,8 +2185,8 @@ def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pa
 
 # Intel cores keep 2-D planes of a page or more planar over rows longer than
 # 20, unless windows stride along W only (block_plane_limit_bytes;
-# DNNPOOL_BLOCK_PLANE_LIMIT sets it): (shape,
-# kernel, strides, dtype, blocks under a 4096-byte limit).
+# DNNPOOL_BLOCK_PLANE_LIMIT sets it): (shape, kernel, strides, dtype, blocks
+# under a 4096-byte limit).
 PLANE_LIMIT_CASES = [
     ((1, 32, 57, 57), [2, 2], [1, 1], "f32", False),          # 13 KB planes: the one-lane passes
     ((1, 32, 32, 32), [3, 3], [1, 1], "f32", False),          # exactly a page
