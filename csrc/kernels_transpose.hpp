@@ -34,7 +34,8 @@ static inline void transpose_tile(VW *r) {
 // unpacks and 32 group moves for L = 16.  Measured on an AMD EPYC (Zen 4), 1
 // thread, NCX through channel blocks: 0.94-0.96 of the time (f32 3-D
 // MaxPool k(2,1,1) s2 over 128 channels, AvgPool k(7,4) s2 over 512, MaxPool
-// k3 s1 over 128 and k2 s1 over 4 x 32 planes of 57 x 57; bf16 0.96).
+// k3 s1 over 128 and k2 s1 over 4 x 32 planes of 57 x 57; bf16 0.96;
+// separate processes 0.96-0.99).
 namespace lane_groups {
 // a[4k + h], b[4k + h], a[4k + h + 1], b[4k + h + 1] in group k (h = 0, or 2 for hi).
 constexpr int unpack32(int L, int j, int hi) { return (j % 2 ? L : 0) + (j / 4) * 4 + 2 * hi + (j % 4) / 2; }
