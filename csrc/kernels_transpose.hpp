@@ -39,7 +39,8 @@ static inline void transpose_tile(VW *r) {
 namespace lane_groups {
 // a[4k + h], b[4k + h], a[4k + h + 1], b[4k + h + 1] in group k (h = 0, or 2 for hi).
 constexpr int unpack32(int L, int j, int hi) { return (j % 2 ? L : 0) + (j / 4) * 4 + 2 * hi + (j % 4) / 2; }
-// Result group q: group first + step * q' of a (the first half) or of b.
+// Result group q: group first + step * (q mod half) of a for the first half
+// of the groups, of b for the rest (half = L / 8 groups from each).
 constexpr int groups(int L, int j, int first, int step) {
     const int q = j / 4, half = L / 8;
     return (q < half ? 0 : L) + (first + step * (q % half)) * 4 + j % 4;
