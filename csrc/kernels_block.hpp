@@ -564,12 +564,31 @@ static inline int64_t channel_lead(const ExecCtx *c) {
 }
 
 // The head vector of a point whose blocks start at channel_lead's lead:
-// channels [0, lanes), with NaN tests.
-template <typename T, int K>
+// channels [0, lanes), in the blocks' regime (Nan = false: probed).
+template <typename T, int K, bool Nan>
 static inline void lead_vector(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep, T *o,
-                               int64_t nvalid, typename AvgOut<T, K>::Div div, const ExecCtx *c) {
+                               int64_t nvalid, typename AvgOut<T, K>::Div div, const ExecCtx *c,
+                               typename Vec<T>::V *probe) {
     constexpr int64_t at[1] = {0};
-    point_vectors<T, K, 1, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
+    point_vectors<T, K, 1, false, Nan>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, probe);
+}
+
+// A point's channels [from, C) after its whole blocks (C a block or more)
+// as one more block of vectors from `from` on, the last ending at C
+// (tail_at; it overlaps the one before, or repeats it, computing those
+// lanes again to the same bits), inline in the blocks' regime (NaN tests
+// probed away), where tail_point runs out of line with the tests: when they
+// need four vectors (after an aligned lead over 64k channels every point
+// has such a tail, 52 f32 channels), or three for maxima.  AMD EPYC, 1
+// thread, against tail_point, the same bits: MaxPool k5 s2 along 1000
+// columns NXC, 128 channels 0.71 of the time, 112 channels 0.79, 256 0.84;
+// k2 and k3 s2 rows of 128-832 channels 0.93-1.01; averages with a
+// three-vector tail (112 channels) 1.03-1.07, so those keep tail_point.
+template <typename T, int K>
+static inline bool tail_block(int64_t from, int64_t C, int64_t (&at)[kBlockVecs]) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    for (int j = 0; j < kBlockVecs; ++j) at[j] = from + j * VL < C - VL ? from + j * VL : C - VL;
+    return C >= kBlockVecs * VL && C - from > (K == kMax ? 2 : 3) * VL;
 }
 
 // n output points of one row whose windows are whole, a block of channels
@@ -588,13 +607,17 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
     const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
+    int64_t tail_at[kBlockVecs];
+    const bool tail_inline = tail_block<T, K>(full, C, tail_at);
     for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]);
-        if (lead) lead_vector<T, K>(p, roff, nrows, kw, kstep, o, nvalid, div, c);
+        if (lead) lead_vector<T, K, Nan>(p, roff, nrows, kw, kstep, o, nvalid, div, c, probe);
         for (int64_t c0 = lead; c0 < full; c0 += VB)
             point_vectors<T, K, kBlockVecs, true, Nan>(p + c0, roff, nrows, kw, kstep, block.at, o + c0, nvalid, div,
                                                       c, probe);
-        if (full < C)
+        if (tail_inline)
+            point_vectors<T, K, kBlockVecs, false, Nan>(p, roff, nrows, kw, kstep, tail_at, o, nvalid, div, c, probe);
+        else if (full < C)
             block_point<T, K, false>(p + full, roff, nrows, kw, kstep, C - full, o + full, nvalid, div, c, nullptr,
                                      full, C);
     }
@@ -1358,12 +1381,17 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                             block_point_narrow<T>(p0 + c0, roff, nrows, nkw, kstep, o + c0, nvalid, div, c);
                 }
                 if (lead && c0 == 0) {
-                    lead_vector<T, K>(p0, roff, nrows, nkw, kstep, o, nvalid, div, c);
+                    lead_vector<T, K, nan.value>(p0, roff, nrows, nkw, kstep, o, nvalid, div, c, probe);
                     c0 = lead;
                 }
                 for (; c0 + VB <= C; c0 += VB)
                     block_point<T, K, true, nan.value>(p0 + c0, roff, nrows, nkw, kstep, VB, o + c0, nvalid, div, c,
                                                        probe);
+                if (int64_t tail_at[kBlockVecs]; tail_block<T, K>(c0, C, tail_at)) {
+                    point_vectors<T, K, kBlockVecs, false, nan.value>(p0, roff, nrows, nkw, kstep, tail_at, o, nvalid,
+                                                                      div, c, probe);
+                    c0 = C;
+                }
                 if (c0 == 0 && C < Vec<T>::lanes && nvalid > 0 &&
                     p0 + row_reach + (nkw - 1) * kstep + Vec<T>::lanes <= src_end) {
                     // Under a vector: one vector from channel 0, its lanes

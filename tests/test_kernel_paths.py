@@ -1676,6 +1676,31 @@ def test_register_blocks_whatever_the_src_and_dst_placement(kind, shape, attrs, 
                         err_msg=f"src {s_off}, dst {d_off} bytes past a 64-byte boundary, {threads} threads")
 
 
+# The channels after a point's whole blocks, when they need more than two
+# vectors, go as one more block ending at C in the blocks' regime (maxima
+# probed for NaN, not tested), and so does the head vector before an aligned
+# lead: a NaN in the head, in a block, where the tail overlaps the block
+# before it, or in the tail's last vector still wins its windows.  1-D k5 s2
+# p2 over 128 and 200 channels: whole windows in one loop per row, border
+# windows point by point.
+@pytest.mark.parametrize("channels", [128, 200])
+@pytest.mark.parametrize("nan_channel", [None, 3, 40, 70, 127])
+def test_channel_tails_probed_for_nan_whatever_the_src_placement(channels, nan_channel):
+    rng = np.random.default_rng(channels)
+    x = np.round(rng.standard_normal((1, 37, channels)) * 4.0).astype(np.float32)   # N, W, C
+    if nan_channel is not None:
+        x[0, 17, nan_channel] = np.nan      # a whole window's column
+        x[0, 1, channels - 1 - nan_channel] = np.nan   # a border window's
+    attrs = dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])
+    prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, "f32", data_format="NXC", **attrs), num_threads=1)
+    assert prim.kernel_name.endswith("channel_block"), prim.kernel_name
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    for s_off in range(0, 64, 4):
+        got = prim.execute(placed(x, s_off)).astype(np.float64)
+        np.testing.assert_array_equal(got, want, err_msg=f"src {s_off} bytes past a 64-byte boundary")
+    assert np.isnan(want).sum() == (0 if nan_channel is None else 4)   # two windows a column
+
+
 def test_bf16_average_nan_and_infinities():
     """bf16 averages round without a NaN test (their NaNs come out of arithmetic,
     quiet, with a zero low half): NaN, an infinity, and both infinities in
