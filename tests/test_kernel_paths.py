@@ -1676,9 +1676,9 @@ def test_register_blocks_whatever_the_src_and_dst_placement(kind, shape, attrs, 
                         err_msg=f"src {s_off}, dst {d_off} bytes past a 64-byte boundary, {threads} threads")
 
 
-# The channels after a point's whole blocks, when they need more than two
-# vectors, go as one more block ending at C in the blocks' regime (maxima
-# probed for NaN, not tested), and so does the head vector before an aligned
+# The channels after a point's whole blocks, when maxima need three or four
+# vectors, go as one more block ending at C in the blocks' regime (probed
+# for NaN, not tested), and so does the head vector before an aligned
 # lead: a NaN in the head, in a block, where the tail overlaps the block
 # before it, or in the tail's last vector still wins its windows.  1-D k5 s2
 # p2 over 128 and 200 channels: whole windows in one loop per row, border
