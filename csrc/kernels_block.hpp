@@ -324,6 +324,14 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     store_point_vectors<T, K, NV, Consecutive, Nan, kSplit>(o, at, acc, nvalid, div, c);
 }
 
+// The channel offsets of NV vectors from c0 on, the last one ending at C
+// (C a vector or more): it overlaps the one before, or repeats it.
+template <typename T, int NV>
+static inline void tail_offsets(int64_t c0, int64_t C, int64_t (&at)[NV]) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    for (int j = 0; j < NV; ++j) at[j] = c0 + j * VL < C - VL ? c0 + j * VL : C - VL;
+}
+
 // The channels [c0, C) of an output point when fewer than a block remain
 // and C is a vector or more (p0, o at channel 0): NV vectors, the last one
 // ending at C.  It overlaps the one before and computes those lanes again,
@@ -332,9 +340,8 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
 template <typename T, int K, int NV>
 static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t nkw, int64_t kstep, int64_t c0,
                        int64_t C, T *o, int64_t nvalid, typename AvgOut<T, K>::Div div, const ExecCtx *c) {
-    constexpr int64_t VL = Vec<T>::lanes;
     int64_t at[NV];
-    for (int j = 0; j < NV; ++j) at[j] = c0 + j * VL < C - VL ? c0 + j * VL : C - VL;
+    tail_offsets<T>(c0, C, at);
     point_vectors<T, K, NV, false>(p0, roff, nrows, nkw, kstep, at, o, nvalid, div, c, nullptr);
 }
 
@@ -575,19 +582,19 @@ static inline void lead_vector(const T *p0, const int64_t *roff, int64_t nrows, 
 
 // A point's channels [from, C) after its whole blocks (C a block or more)
 // as one more block of vectors from `from` on, the last ending at C
-// (tail_at; it overlaps the one before, or repeats it, computing those
-// lanes again to the same bits), inline in the blocks' regime (NaN tests
-// probed away), where tail_point runs out of line with the tests: when they
-// need four vectors (after an aligned lead over 64k channels every point
-// has such a tail, 52 f32 channels), or three for maxima.  AMD EPYC, 1
-// thread, against tail_point, the same bits: MaxPool k5 s2 along 1000
+// (tail_offsets into at; those lanes computed again, to the same bits),
+// inline in the blocks' regime (NaN tests probed away), where tail_point
+// runs out of line with the tests: when they need four vectors (after an
+// aligned lead over 64k channels every point has such a tail, 52 f32
+// channels), or three for maxima.  AMD EPYC, 1 thread, against
+// tail_point, the same bits: MaxPool k5 s2 along 1000
 // columns NXC, 128 channels 0.71 of the time, 112 channels 0.79, 256 0.84;
 // k2 and k3 s2 rows of 128-832 channels 0.93-1.01; averages with a
 // three-vector tail (112 channels) 1.03-1.07, so those keep tail_point.
 template <typename T, int K>
 static inline bool tail_block(int64_t from, int64_t C, int64_t (&at)[kBlockVecs]) {
     constexpr int64_t VL = Vec<T>::lanes;
-    for (int j = 0; j < kBlockVecs; ++j) at[j] = from + j * VL < C - VL ? from + j * VL : C - VL;
+    tail_offsets<T>(from, C, at);  // filled either way: callers read at only on true, which gcc cannot see
     return C >= kBlockVecs * VL && C - from > (K == kMax ? 2 : 3) * VL;
 }
 
