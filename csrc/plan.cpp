@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "copy.hpp"
 #include "dnnpool.h"
 #include "isa.hpp"
 #include "threads.hpp"
@@ -35,6 +36,7 @@ struct dp_plan : Problem {
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
     int64_t alone_floor;            // ctx.prefetch_floor of one-lane separable passes on one thread
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
+    bool copies;                    // identity_windows: calls without indices are copies
 };
 
 namespace {
@@ -222,6 +224,17 @@ bool global_plane(const Problem &p, const int64_t ss[5]) {
         if (ax.in > 1 && ss[2 + a] != expect) return false;
         expect *= ax.in;
     }
+    return true;
+}
+
+// Every window one tap at its output's own position (kernel 1, stride 1,
+// no padding: the output has the input's shape), so every output is its
+// input, to the bit, whatever the kind and its divisor policy.  Quantized
+// averages requantize, so those pool.
+bool identity_windows(const Problem &p) {
+    if (p.kind == kQAvg) return false;
+    for (const AxisPlan &ax : p.ax)
+        if (ax.k != 1 || ax.s != 1 || ax.out != ax.in) return false;
     return true;
 }
 
@@ -737,6 +750,16 @@ int run_rows(int64_t rows, int64_t nt, size_t scratch_bytes, const Work &work) {
     return job.failed.load() ? DP_ENOMEM : DP_OK;
 }
 
+// Identity windows (identity_windows) copied, by memcpy where the tensors
+// run on densely in both, threaded only when that pays.
+int run_copy(const dp_plan &p, const ExecCtx &c, int64_t nt) {
+    const int64_t esize = (int64_t)dp_dtype_size(p.desc.dtype);
+    const int64_t sizes[5] = {p.desc.batch, p.desc.channels, p.ax[0].in, p.ax[1].in, p.ax[2].in};
+    if (dp_desc_dst_size(&p.desc) * esize < 2 * kCopyPieceMinBytes) nt = 1;
+    const CopyPlan cp = plan_copy(sizes, c.ss, c.ds, esize, nt > 1 ? nt * kChunksPerThread : 1);
+    return run_rows(cp.rows(), nt, 0, [&](int64_t r0, int64_t r1, char *) { copy_rows(cp, c.src, c.dst, r0, r1); });
+}
+
 const char *isa_name(int isa) {
     return isa == kAvx512Emulated ? "avx512-emulated" : isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline";
 }
@@ -867,9 +890,10 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     p->ctx = plan_ctx(*p);
     p->alone_floor = prefetch_floor_bytes(reads_kept_up(*p), true);
     p->blocks = nullptr;
+    p->copies = identity_windows(*p);
     // Planned for the one-lane separable variant, the only one blocks replace
     // (dp_execute: dense NCX, or strided channels).
-    if (channel_blocks_pay(*p, kSepPlane, false)) {
+    if (!p->copies && channel_blocks_pay(*p, kSepPlane, false)) {
         p->blocks = new (std::nothrow) ChannelBlocks();
         if (!p->blocks) {
             dp_plan_destroy(p);
@@ -895,6 +919,10 @@ const dp_desc *dp_plan_desc(const dp_plan *p) { return &p->desc; }
 
 const char *dp_plan_kernel_name(const dp_plan *p) {
     static thread_local char buf[96];
+    if (p->copies) {
+        std::snprintf(buf, sizeof buf, "%s:copy", isa_name(p->isa));
+        return buf;
+    }
     const int v = choose_variant(*p, p->ctx.ss, p->ctx.ds, false);
     if (v == kSepPlane && p->blocks) {
         // channel_blocks/: NCX pooled as channels-last blocks by the kernel named after it
@@ -919,6 +947,10 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     c.dst = dst;
     c.idx = indices;
 
+    if (p->copies && !indices) {
+        if (dp_desc_dst_size(&d) == 0) return DP_OK;
+        return run_copy(*p, c, nthreads > 0 ? nthreads : dp_get_max_threads());
+    }
     const int variant = choose_variant(*p, c.ss, c.ds, indices != nullptr);
     RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
     if (!fn) return DP_ETYPE;

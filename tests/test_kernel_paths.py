@@ -2269,3 +2269,70 @@ def test_property_and_conformance_suites_with_channel_blocks_forced(mode):
     run = run_python(args, timeout=900, DNNPOOL_CHANNEL_BLOCKS=mode, DNNPOOL_HYPOTHESIS_EXAMPLES="150")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout
+
+
+# Kernel 1, stride 1, no padding on every axis: each output is its input
+# whatever the kind, so calls without indices copy (memcpy along runs dense in
+# both tensors, element by element along the rest); the last shape is over
+# 512 KB in f32, enough to split among threads.
+IDENTITY_SHAPES = [(2, 5, 7, 9), (1, 3, 16, 56, 7), (4, 6, 33), (1, 96, 40, 56)]
+IDENTITY_KINDS = [(kind, dtype) for kind in ("AvgPool", "MaxPool") for dtype in DTYPES] + [("MaxPool", "u8"),
+                                                                                            ("MaxPool", "s8")]
+
+
+def _identity_input(kind, shape, dtype, layout):
+    x = _integers(shape, dtype, 3) if dtype in ("u8", "s8") else make_input(kind, shape, dtype, 3)
+    if dtype not in ("u8", "s8"):
+        x.reshape(-1)[:2] = (-0.0, np.nan)   # signs and NaNs come through as they are
+    return np.ascontiguousarray(np.moveaxis(x, 1, -1)) if layout == "NXC" else x
+
+
+@pytest.mark.parametrize("kind,dtype", IDENTITY_KINDS, ids=[f"{k}-{d}" for k, d in IDENTITY_KINDS])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", IDENTITY_SHAPES, ids=[str(s) for s in IDENTITY_SHAPES])
+def test_identity_windows_copy_src_bit_for_bit(shape, layout, kind, dtype):
+    x = _identity_input(kind, shape, dtype, layout)
+    nd = len(shape) - 2
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, kernel=[1] * nd)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":copy"), prim.kernel_name
+    assert np.array_equal(bits(prim.execute(x)), bits(x))
+    assert np.array_equal(bits(dp.Pooling(pd, num_threads=2).execute(x)), bits(x))
+    # views: every other position along the innermost axis, reversed along
+    # the outermost spatial one, into a dst that is a view too
+    wide = np.repeat(x, 2, axis=-1)
+    view = wide[..., ::2][:, :, ::-1] if layout == "NCX" else wide[..., ::2][:, ::-1]
+    dst_base = np.zeros(wide.shape, x.dtype)
+    dst = dst_base[..., 1::2]
+    assert prim.execute(view, dst=dst) is dst
+    assert np.array_equal(bits(dst), bits(view))
+    assert not np.any(bits(dst_base[..., ::2]))       # nothing written between the view's elements
+    if kind == "MaxPool":   # indices are positions: computed by the kernels, each its own element
+        got, idx = prim.execute(x, with_indices=True)
+        assert np.array_equal(bits(got), bits(x))
+        _, want_idx = reference.padded_formulation(x, dict(kernel=[1] * nd, kind=kind, data_format=layout))
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+@pytest.mark.parametrize("attrs", [dict(strides=[2, 1]), dict(pads_end=[0, 1]), dict(pads_begin=[1, 0]),
+                                   dict(strides=[1, 2], rounding_type="ceil")], ids=str)
+@pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
+def test_kernel_1_windows_that_move_or_pad_pool(kind, attrs):
+    """Kernel 1 with a stride or padding is no copy: the kernels pool it (padded
+    outputs: maxima the lowest value, averages 0 or the exclude-pad NaN)."""
+    x = make_input(kind, (1, 4, 9, 10), "f32", 2)
+    full = dict(kernel=[1, 1], **attrs)
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NCX", **full))
+    assert not prim.kernel_name.endswith(":copy"), prim.kernel_name
+    want, _ = reference.padded_formulation(x, dict(full, kind=kind, data_format="NCX"))
+    assert_matches_reference(prim.execute(x), want, kind, "f32", x)
+
+
+def test_quantized_kernel_1_averages_requantize():
+    x = _integers((1, 4, 9, 10), "u8", 1)
+    pd = dp.PoolingDesc("AvgPool", x.shape, "u8", kernel=[1, 1], data_format="NCX", src_scale=0.5, src_zero_point=3,
+                        dst_scale=0.25, dst_zero_point=7)
+    prim = dp.Pooling(pd)
+    assert not prim.kernel_name.endswith(":copy"), prim.kernel_name
+    want = np.clip(np.round((x.astype(np.float64) - 3) * 0.5 / 0.25) + 7, 0, 255)
+    np.testing.assert_array_equal(prim.execute(x), want)
