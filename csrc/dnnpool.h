@@ -111,7 +111,8 @@ const dp_desc *dp_plan_desc(const dp_plan *p);
 const char *dp_plan_kernel_name(const dp_plan *p);
 
 /* Executes the plan.
- *  src, dst:          base pointers of the tensors (dtype of the descriptor)
+ *  src, dst:          base pointers of the tensors (dtype of the descriptor); dst
+ *                     (and indices) must not overlap src
  *  src_strides, dst_strides: element strides in data_format order (ndims + 2 each);
  *                     NULL means dense row-major
  *  indices:           NULL, or int64 output of dst's shape (MaxPool only)
