@@ -37,15 +37,17 @@ constexpr int64_t kStreamSlack = 16;
 constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 
 // Src bytes from which kernels read their windows in address order
-// (ordered_row, SepPass::rows_in_order).  At 8 MB (the k4 s4 over 256 f32
-// channels at batch 2) both orders ran alike, at 16 MB in order took
-// 0.72-0.93 of the time.  No software prefetches with ordered_row: in a
+// (ordered_row, SepPass::rows_in_order).  AMD EPYC, against the register
+// blocks: 12-13 MB of f32 (the k4 s4 over 256 channels at batch 3, VGG's k2
+// s2 at batch 2, 3-D k2 s2 over 256 channels) 0.57-0.87 of the time at 1
+// thread and 0.44-0.59 at 2; 8.4 MB 0.89; 3-6 MB 0.92-1.07, and VGG at batch
+// 1 (3.2 MB) 1.7x from 2 MB on.  No software prefetches with ordered_row: in a
 // C++ model of the loop, prefetching one to eight points on took 1.1-1.6x
 // the time of the order alone; on an Intel Xeon, one to four points on took
 // the k4 s4 average at batch 8 and VGG's k2 s2 maxima at batch 8 1.0-1.2x
 // (the prefetched blocks instead of the order: 1.0-1.5x).  rows_in_order's
 // caller does prefetch (SepPass::pair_rows_in_order).
-constexpr int64_t kOrderedMinBytes = 16 << 20;
+constexpr int64_t kOrderedMinBytes = 8 << 20;
 // Rows rows_in_order takes (its line lives on the stack); pair_rows uses it
 // from ExecCtx::pair_ordered_floor bytes of src (pair_ordered_floor_bytes).
 constexpr int64_t kOrderedRowValues = 512;
@@ -411,7 +413,8 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
 }
 // Calls run(KW, NR) with KW (and as many rows, square windows' whole rows)
 // fixed at compile time for 2 and 3 (integral constants; 0: at run time):
-// 0.80-0.90 of the time with both at run time.  One row of 4 columns too
+// 0.80-0.90 of the time with both at run time.  The 2x2x2 window too (3-D
+// k2 over 64-256 channels, AMD EPYC: averages 0.87-0.94, maxima 0.98).  One row of 4 columns too
 // (1-D k4): k4 s2 over 128-256 channels 0.75-0.80 of the time, 8-16
 // channels 0.85 (k4 s4 is memory-bound: 1.0).
 template <typename Run>
@@ -423,6 +426,7 @@ static inline void with_window_constants(int64_t kw, int64_t nrows, Run run) {
     using I4 = std::integral_constant<int, 4>;
     if (kw == 4 && nrows == 1) run(I4{}, I1{});
     else if (kw == 2 && nrows == 2) run(I2{}, I2{});
+    else if (kw == 2 && nrows == 4) run(I2{}, I4{});
     else if (kw == 3 && nrows == 3) run(I3{}, I3{});
     else if (kw == 2) run(I2{}, I0{});
     else if (kw == 3) run(I3{}, I0{});
