@@ -234,7 +234,7 @@ bool global_plane(const Problem &p, const int64_t ss[5]) {
 bool identity_windows(const Problem &p) {
     if (p.kind == kQAvg) return false;
     for (const AxisPlan &ax : p.ax)
-        if (ax.k != 1 || ax.s != 1 || ax.out != ax.in) return false;
+        if (ax.k != 1 || ax.s != 1 || ax.pb != 0 || ax.out != ax.in) return false;
     return true;
 }
 
