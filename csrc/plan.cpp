@@ -947,16 +947,13 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     c.dst = dst;
     c.idx = indices;
 
-    if (p->copies && !indices) {
-        if (dp_desc_dst_size(&d) == 0) return DP_OK;
-        return run_copy(*p, c, nthreads > 0 ? nthreads : dp_get_max_threads());
-    }
+    if (dp_desc_dst_size(&d) == 0) return DP_OK;   // nothing to write, whatever the path
+    int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
+    if (p->copies && !indices) return run_copy(*p, c, nt);
     const int variant = choose_variant(*p, c.ss, c.ds, indices != nullptr);
     RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
     if (!fn) return DP_ETYPE;
     const int64_t plane = p->ax[0].out * p->ax[1].out;
-    if (dp_desc_dst_size(&d) == 0) return DP_OK;
-    int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;
     if (variant == kSepPlane && !indices && p->blocks) {   // (the blocks' contexts carry their own floors)
         const ChannelBlocks &blocks = *p->blocks;
