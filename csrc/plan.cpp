@@ -261,6 +261,8 @@ int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p
 // Windows of at least this many taps over few channels go to the separable
 // passes when W is strided (see choose_variant).
 constexpr int64_t kFewLanesSepTaps = 7;
+// Rows of at most this many outputs are short (see choose_variant).
+constexpr int64_t kShortRowPoints = 8;
 // With indices, windows of more taps go to the separable passes (see choose_variant).
 constexpr int64_t kIdxBlockMaxTaps = 512;
 
@@ -421,6 +423,18 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     const int64_t lanes = block_lanes(p);
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)
+        return kSepLanes;
+    // Short stride-1 rows of a vector of channels or fewer: the channel
+    // block pays a row's setup (window rows, border points) for a few
+    // points, and with fewer values than a vector on the row (w, c) it goes
+    // point by point on mostly idle lanes; the passes pool whole rows of
+    // (w, c) values.  Measured (AVX-512 and AVX2, 1 thread, NXC rows of
+    // 3-8 outputs, 2-24 channels, 2-D k2-k5 and 3-D k3, f32, bf16, u8
+    // maxima): 0.3-0.9 of the channel block's time (0.24 for 3 channels
+    // of 3-D averages), ties at 2 channels of 3-D maxima; from 32 channels
+    // and over longer rows (26 outputs and on) the channel block as fast
+    // or faster.  Quantized averages keep the channel block (not measured).
+    if (AW.s == 1 && AW.out > 1 && AW.out <= kShortRowPoints && C <= lanes && AD.k * AH.k > 1 && p.kind != kQAvg)
         return kSepLanes;
     int64_t wcost = AW.k;
     if (AW.s == 1 && AW.d == 1) w_values_plan(AW.k, is_max, C, &wcost);

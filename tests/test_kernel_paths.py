@@ -1350,6 +1350,59 @@ def assert_matches_its_reference(got, x, kind, dtype, full):
         assert_matches_reference(got, want, kind, dtype, x)
 
 
+
+# NXC stride-1 rows of a few outputs over a vector of channels or fewer
+# (separable_lanes): the passes pool whole rows of (w, c) values where the
+# channel kernel would pay a row's setup for a few points (or, with fewer
+# values than a vector on the row, go point by point).  2-D and 3-D,
+# padded, ceil-rounded, exclude_pad; rows of 2 to 8 outputs.
+SHORT_ROWS = [
+    (3, (1, 8, 28, 7), dict(kernel=[3, 3, 3], strides=[1, 1, 1])),
+    (2, (2, 30, 5), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+    (4, (1, 5, 9, 7), dict(kernel=[2, 2, 3], strides=[3, 2, 1], pads_begin=[0, 1, 1], pads_end=[1, 0, 0],
+                           rounding_type="ceil")),
+    (6, (3, 17, 4), dict(kernel=[5, 2], strides=[2, 1], pads_begin=[2, 0], pads_end=[2, 0])),
+]
+_VEC_BYTES = {"baseline": 16, "avx2": 32}   # every other ISA: 64
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+@pytest.mark.parametrize("channels,spatial,attrs", SHORT_ROWS, ids=[str(c[:2]) for c in SHORT_ROWS])
+def test_nxc_short_rows_of_few_channels_pool_as_rows(channels, spatial, attrs, kind, dtype):
+    """The reference's values, the same bits at 1 and 3 threads; maxima the
+    bits of the same channels pooled as part of 128 (the channel kernel),
+    and with indices the reference's; rows of 9 outputs stay on the channel
+    kernel."""
+    n, *sp = spatial
+    x = _integers((n, *sp, channels), dtype, 31) if dtype == "u8" else \
+        np.ascontiguousarray(np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 31), 1, -1))
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=channels % 2 == 1)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    lanes = _VEC_BYTES.get(prim.kernel_name.split(":")[0], 64) // (8 if dtype == "f64" else 4)
+    if channels > lanes:   # (a baseline build's f64 vector holds 2)
+        pytest.skip(f"{channels} channels are more than a vector of {lanes} here")
+    assert prim.kernel_name.endswith(":separable_lanes"), prim.kernel_name
+    got = prim.execute(x)
+    full = dict(attrs, kind=kind, data_format="NXC")
+    assert_matches_its_reference(got, x, kind, dtype, full)
+    np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+    if kind == "MaxPool":
+        wide = np.zeros((*x.shape[:-1], 128), x.dtype)
+        wide[..., :channels] = x
+        elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs))
+        assert elsewhere.kernel_name.endswith(":channel_block"), elsewhere.kernel_name
+        np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+        values, idx = prim.execute(x, with_indices=True)
+        _, want_idx = reference.padded_formulation(x, full)
+        np.testing.assert_array_equal(values.astype(np.float64), got.astype(np.float64))   # +0, -0 ties: either
+        np.testing.assert_array_equal(idx, want_idx)
+    longer = dp.Pooling(dp.PoolingDesc(kind, (*x.shape[:-2], x.shape[-2] + 8, channels), dtype, data_format="NXC",
+                                       **attrs))   # rows of 9 outputs and more
+    assert longer.desc.dst_shape[-2] > 8 and longer.kernel_name.endswith(":channel_block"), longer.kernel_name
+
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
     raw = np.empty(x.nbytes + 128, np.uint8)
