@@ -151,17 +151,9 @@ struct SepPass {
     //     slid nor factored), one lane or C lanes that fill whole vectors:
     //     kSlideRow (slide_row).
     static constexpr int kSlideRow = 1;
-    // The small strided windows of the register paths (k2/k3 s1, k2/k3 s2,
-    // k3 s3, k4 s4, k1 s2-s4) as 16 * S + KW, for this row's W axis; 0 for
-    // others (bounded first: k18 s1 would read as 0x22).
-    int small_strided_code() const {
-        if (AW.s > 4 || AW.k > 4) return 0;
-        const int code = (int)(16 * AW.s + AW.k);
-        return code == 0x12 || code == 0x13 || code == 0x21 || code == 0x22 || code == 0x23 || code == 0x31 ||
-                       code == 0x33 || code == 0x41 || code == 0x44
-                   ? code
-                   : 0;
-    }
+    // The small strided windows of the register paths (plan.hpp) for this
+    // row's W axis.
+    int small_strided_code() const { return dnnpool::small_strided_code(AW); }
     int fused_window() const {
         constexpr int64_t VL = Vec<T>::lanes;
         if (I || K == kQAvg || AW.d != 1 || !all_w || AW.out * L < VL) return 0;

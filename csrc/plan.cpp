@@ -538,6 +538,7 @@ constexpr int64_t kBlockMaxDepthRow = 56, kBlockMinDepthChannels = 16;    // str
 constexpr int64_t kBlockMaxWideRow = 42, kBlockMinWideChannels = 32;      // many channels of 16 bits or more
 constexpr int64_t kBlockMaxDepthTapsRow = 36;                             // strided windows with depth taps
 constexpr int64_t kBlockMaxTaps2dRow = 64, kBlockMinTaps2dChannels = 16;  // 2-D windows of 3x the taps strides skip
+constexpr int64_t kBlockMinUnfusedChannels = 16;                          // strided rows without a fused W pass
 constexpr int64_t kBlockPlaneLimitIntel = 4096;                           // 2-D planes, Intel cores
 // 2-D planes of this many bytes or more, over rows longer than kBlockMaxRow,
 // stay planar (DNNPOOL_BLOCK_PLANE_LIMIT sets it when a plan is made) but
@@ -603,8 +604,23 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     const bool wide = W <= kBlockMaxWideRow && C >= kBlockMinWideChannels && wide_values;
     const bool taps_2d = p.desc.ndims == 2 && W <= kBlockMaxTaps2dRow && C >= kBlockMinTaps2dChannels &&
                          wide_values && AH.k * AW.k >= 3 * AH.s * AW.s;
-    if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels)) return false;
-    if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
+    // Strided rows the one-lane passes cannot finish in registers (fewer
+    // outputs than a vector, or a window past small_strided_code: their
+    // generic W pass) from 16 channels on, 16 bits or more: 0.41-0.86 of the
+    // one-lane passes' time, "same" plane path included (AMD Zen 4, 1
+    // thread, 2-D and 3-D rows of 25-112, k2-k7 s2-s4, 16-64 channels, f32
+    // and bf16; 2 threads 0.47-0.98; 18 channels 0.95-1.0); 8-12 channels
+    // 0.6-1.2, 8-bit values 2.3-4.7.  3-D windows of fewer taps than their
+    // strides skip move planes they never read: 1.55 (k3x2x3 s3 over 5
+    // planes).
+    const bool unfused_rows = AW.s > 1 && AW.d == 1 && C >= kBlockMinUnfusedChannels && wide_values &&
+                              (AW.out < block_lanes(p) || !small_strided_code(AW)) &&
+                              (p.desc.ndims < 3 || AD.k * AH.k * AW.k >= AD.s * AH.s * AW.s);
+    if (!unfused_rows) {
+        if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels))
+            return false;
+        if ((C < kBlockMinPlaneChannels || W > kBlockMaxPlaneRow) && sep_layout(p, 1, false).plane) return false;
+    }
     const bool thinned_rows = AH.s == 1 && AW.s > 1;
     if (p.desc.ndims == 2 && W > kBlockMaxRow && !thinned_rows && block_plane_bytes(p) >= block_plane_limit_bytes())
         return false;

@@ -2220,7 +2220,7 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 64, 56, 56), [3, 3], [2, 2], [1, 1], "f32", False),          # k3 s2 over rows of 56: the one-lane passes
     ((1, 64, 56, 56), [3, 3], [1, 1], [0, 0], "f32", True),           # 2-D, rows up to 64: windows of 3x the taps
     ((1, 16, 40, 60), [1, 7], [1, 2], [0, 3], "bf16", True),          # ... the strides skip, from 16 channels on
-    ((1, 16, 40, 65), [1, 7], [1, 2], [0, 3], "f32", False),          # ... not longer
+    ((1, 16, 40, 65), [7, 1], [2, 1], [3, 0], "f32", False),          # ... not longer
     ((1, 15, 40, 60), [3, 3], [1, 1], [0, 0], "f32", False),          # ... nor fewer channels
     ((1, 64, 40, 60), [3, 3], [2, 1], [0, 0], "f32", True),           # ... (9 taps, strides of 2: 4.5x)
     ((1, 64, 40, 60), [3, 2], [1, 2], [1, 0], "f16", True),           # ... (exactly 3x)
@@ -2231,7 +2231,7 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 32, 4, 40, 60), [3, 3, 3], [1, 1, 2], [0, 0, 0], "f32", False),  # ... nor 3-D
     ((1, 64, 28, 28), [3, 3], [2, 2], [1, 1], "bf16", True),          # rows up to 42 from 32 channels ...
     ((1, 32, 21, 42), [4, 4], [1, 1], [0, 0], "f32", True),           # ... strided windows or not
-    ((1, 16, 28, 28), [3, 3], [2, 2], [1, 1], "f32", False),          # ... not with fewer channels
+    ((1, 16, 42, 42), [3, 3], [2, 2], [1, 1], "f32", False),          # ... not with fewer channels
     ((1, 64, 28, 28), [3, 3], [2, 2], [1, 1], "u8", False),           # ... nor 8-bit values
     ((1, 64, 28, 28), [3, 3], [1, 1], [1, 1], "f32", False),          # ... nor where the "same" plane path runs
     ((1, 32, 4, 14, 40), [3, 3, 3], [1, 1, 1], [1, 0, 1], "f32", True),    # stride-1 depth taps, rows up to 56
@@ -2240,9 +2240,21 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 16, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "f32", True),  # strided depth taps, rows up to 36 ...
     ((1, 16, 16, 36, 36), [3, 3, 3], [2, 2, 2], [1, 1, 1], "f16", True),  # ...
     ((1, 16, 16, 37, 37), [3, 3, 3], [2, 2, 2], [1, 1, 1], "f32", False),  # ... not longer
-    ((1, 18, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "f32", False),  # ... whole vectors of channels only
+    ((1, 18, 16, 36, 36), [3, 3, 3], [1, 2, 2], [1, 1, 0], "f32", False),  # ... whole vectors of channels only
     ((1, 16, 5, 46, 25), [3, 2, 3], [3, 3, 3], [0, 0, 1], "f32", False),   # ... windows of twice the taps strides skip
     ((1, 16, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "u8", False),   # ... 16- and 32-bit values
+    # strided rows the one-lane passes cannot finish in registers, from 16
+    # channels on: fewer outputs than a vector ...
+    ((2, 24, 28, 28), [2, 2], [2, 3], [0, 0], "f32", True),
+    ((1, 16, 28, 28), [3, 3], [2, 2], [1, 1], "bf16", True),
+    ((1, 16, 8, 28, 28), [2, 2, 2], [2, 2, 2], [0, 0, 0], "f32", True),
+    ((1, 18, 16, 28, 28), [3, 3, 3], [1, 2, 3], [1, 1, 0], "f32", True),   # (a last block of 2 channels too)
+    ((1, 16, 40, 65), [1, 7], [1, 2], [0, 3], "f32", True),                # ... or a window past the small ones
+    ((1, 24, 112, 112), [2, 2], [2, 3], [0, 0], "f32", True),
+    ((1, 15, 28, 28), [3, 3], [2, 2], [1, 1], "f32", False),               # ... not with fewer channels
+    ((1, 64, 112, 112), [3, 3], [2, 2], [1, 1], "f32", False),             # ... nor rows of 16 outputs or more (k3 s2)
+    ((2, 24, 28, 28), [2, 2], [2, 3], [0, 0], "u8", False),                # ... nor 8-bit values
+    ((1, 16, 5, 46, 25), [3, 2, 3], [3, 3, 3], [0, 0, 1], "f32", False),   # ... nor 3-D windows of fewer taps than strides skip
 ])
 def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks, monkeypatch):
     """The rules as fitted on an AMD core, whose planes of any size may move
