@@ -1,4 +1,4 @@
-// Identity windows as a copy (copy.hpp).
+// Single-tap windows as a copy (copy.hpp).
 #include "copy.hpp"
 
 #include <algorithm>
@@ -65,27 +65,39 @@ CopyPlan plan_copy(const int64_t sizes[5], const int64_t ss[5], const int64_t ds
 }
 
 void copy_rows(const CopyPlan &cp, const void *src, void *dst, int64_t r0, int64_t r1) {
+    if (r0 >= r1) return;
+    // r0's outer index, then an odometer: short runs (NCX rows of a few
+    // dozen bytes) would otherwise pay a division per axis for each memcpy
+    int64_t idx[5] = {}, q = r0 / cp.pieces, piece = r0 - q * cp.pieces, so = 0, dof = 0;
+    for (int i = cp.outer - 1; i >= 0; --i) {
+        idx[i] = q % cp.n[i];
+        q /= cp.n[i];
+        so += idx[i] * cp.ss[i];
+        dof += idx[i] * cp.ds[i];
+    }
     for (int64_t r = r0; r < r1; ++r) {
-        int64_t q = r / cp.pieces, so = 0, dof = 0;
-        const int64_t piece = r - q * cp.pieces;
-        for (int i = cp.outer - 1; i >= 0; --i) {
-            const int64_t j = q % cp.n[i];
-            q /= cp.n[i];
-            so += j * cp.ss[i];
-            dof += j * cp.ds[i];
-        }
         const int64_t b = cp.run * piece / cp.pieces, e = cp.run * (piece + 1) / cp.pieces;
         const char *s = (const char *)src + (so + b * cp.run_ss) * cp.esize;
         char *d = (char *)dst + (dof + b * cp.run_ds) * cp.esize;
         if (cp.run_ss == 1 && cp.run_ds == 1) {
             std::memcpy(d, s, (size_t)((e - b) * cp.esize));
-            continue;
+        } else {
+            switch (cp.esize) {
+                case 1: copy_elements<uint8_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
+                case 2: copy_elements<uint16_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
+                case 4: copy_elements<uint32_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
+                default: copy_elements<uint64_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
+            }
         }
-        switch (cp.esize) {
-            case 1: copy_elements<uint8_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
-            case 2: copy_elements<uint16_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
-            case 4: copy_elements<uint32_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
-            default: copy_elements<uint64_t>(s, d, e - b, cp.run_ss, cp.run_ds); break;
+        if (++piece < cp.pieces) continue;
+        piece = 0;
+        for (int i = cp.outer - 1; i >= 0; --i) {   // the next outer index, innermost axis first
+            so += cp.ss[i];
+            dof += cp.ds[i];
+            if (++idx[i] < cp.n[i]) break;
+            so -= cp.n[i] * cp.ss[i];
+            dof -= cp.n[i] * cp.ds[i];
+            idx[i] = 0;
         }
     }
 }

@@ -1,5 +1,5 @@
-// Internal: pooling whose every window is one input element of the same
-// position (kernel 1, stride 1, no padding on every axis) is a copy; this
+// Internal: pooling whose every window is one input element (kernel 1, no
+// window in the padding) is a copy of src subsampled by the strides; this
 // plans and runs it as one, over any strides.
 #ifndef DNNPOOL_COPY_HPP
 #define DNNPOOL_COPY_HPP

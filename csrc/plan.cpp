@@ -36,7 +36,7 @@ struct dp_plan : Problem {
     ExecCtx ctx;                    // plan_ctx: what a call's context takes from the plan
     int64_t alone_floor;            // ctx.prefetch_floor of one-lane separable passes on one thread
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
-    bool copies;                    // identity_windows: calls without indices are copies
+    bool copies;                    // single_tap_windows: calls without indices are copies
 };
 
 namespace {
@@ -227,14 +227,15 @@ bool global_plane(const Problem &p, const int64_t ss[5]) {
     return true;
 }
 
-// Every window one tap at its output's own position (kernel 1, stride 1,
-// no padding: the output has the input's shape), so every output is its
-// input, to the bit, whatever the kind and its divisor policy.  Quantized
-// averages requantize, so those pool.
-bool identity_windows(const Problem &p) {
+// Every window one tap inside src (kernel 1, no begin padding, no window
+// past the input's end), so every output is the input element its window
+// starts at (src subsampled by the strides; the identity at stride 1), to
+// the bit, whatever the kind and its divisor policy.  Quantized averages
+// requantize, so those pool.
+bool single_tap_windows(const Problem &p) {
     if (p.kind == kQAvg) return false;
     for (const AxisPlan &ax : p.ax)
-        if (ax.k != 1 || ax.s != 1 || ax.pb != 0 || ax.out != ax.in) return false;
+        if (ax.k != 1 || ax.pb != 0 || (ax.out - 1) * ax.s >= ax.in) return false;
     return true;
 }
 
@@ -780,13 +781,15 @@ int run_rows(int64_t rows, int64_t nt, size_t scratch_bytes, const Work &work) {
     return job.failed.load() ? DP_ENOMEM : DP_OK;
 }
 
-// Identity windows (identity_windows) copied, by memcpy where the tensors
-// run on densely in both, threaded only when that pays.
+// Single-tap windows (single_tap_windows) copied from src subsampled by the
+// strides, by memcpy where the tensors run on densely in both, threaded
+// only when that pays.
 int run_copy(const dp_plan &p, const ExecCtx &c, int64_t nt) {
     const int64_t esize = (int64_t)dp_dtype_size(p.desc.dtype);
-    const int64_t sizes[5] = {p.desc.batch, p.desc.channels, p.ax[0].in, p.ax[1].in, p.ax[2].in};
+    const int64_t sizes[5] = {p.desc.batch, p.desc.channels, p.ax[0].out, p.ax[1].out, p.ax[2].out};
+    const int64_t ss[5] = {c.ss[0], c.ss[1], c.ss[2] * p.ax[0].s, c.ss[3] * p.ax[1].s, c.ss[4] * p.ax[2].s};
     if (dp_desc_dst_size(&p.desc) * esize < 2 * kCopyPieceMinBytes) nt = 1;
-    const CopyPlan cp = plan_copy(sizes, c.ss, c.ds, esize, nt > 1 ? nt * kChunksPerThread : 1);
+    const CopyPlan cp = plan_copy(sizes, ss, c.ds, esize, nt > 1 ? nt * kChunksPerThread : 1);
     return run_rows(cp.rows(), nt, 0, [&](int64_t r0, int64_t r1, char *) { copy_rows(cp, c.src, c.dst, r0, r1); });
 }
 
@@ -920,7 +923,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     p->ctx = plan_ctx(*p);
     p->alone_floor = prefetch_floor_bytes(reads_kept_up(*p), true);
     p->blocks = nullptr;
-    p->copies = identity_windows(*p);
+    p->copies = single_tap_windows(*p);
     // Planned for the one-lane separable variant, the only one blocks replace
     // (dp_execute: dense NCX, or strided channels).
     if (!p->copies && channel_blocks_pay(*p, kSepPlane, false)) {

@@ -2379,12 +2379,56 @@ def test_identity_windows_copy_src_bit_for_bit(shape, layout, kind, dtype):
         np.testing.assert_array_equal(idx, want_idx)
 
 
-@pytest.mark.parametrize("attrs", [dict(strides=[2, 1]), dict(pads_end=[0, 1]), dict(pads_begin=[1, 0]),
-                                   dict(strides=[1, 2], rounding_type="ceil")], ids=str)
+# Kernel 1 at larger strides, every window inside src (end padding or ceil
+# rounding that no window reaches included): src subsampled, copied.
+STRIDED_SINGLE_TAPS = [
+    ((2, 5, 9, 10), dict(strides=[2, 3])),
+    ((1, 3, 16, 56, 7), dict(strides=[2, 3, 1])),
+    ((4, 6, 33), dict(strides=[4], pads_end=[2])),                          # ends 32, before the padding
+    ((1, 40, 57, 57), dict(strides=[2, 2], rounding_type="ceil")),         # 29 windows, the last at 56
+    ((1, 96, 64, 64), dict(strides=[1, 2], dilations=[3, 3])),             # over 512 KB: threads split it
+]
+
+
+@pytest.mark.parametrize("kind,dtype", IDENTITY_KINDS, ids=[f"{k}-{d}" for k, d in IDENTITY_KINDS])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape,attrs", STRIDED_SINGLE_TAPS, ids=[str(s[0]) for s in STRIDED_SINGLE_TAPS])
+def test_strided_single_tap_windows_copy_a_subsampled_src(shape, attrs, layout, kind, dtype):
+    x = _identity_input(kind, shape, dtype, layout)
+    nd = len(shape) - 2
+    full = dict(kernel=[1] * nd, **attrs)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format=layout, **full)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":copy"), prim.kernel_name
+    steps = (slice(None),) + tuple(slice(None, None, s) for s in attrs["strides"])
+    want = x[steps + (slice(None),)] if layout == "NXC" else x[(slice(None),) + steps]
+    assert want.shape == pd.dst_shape
+    assert np.array_equal(bits(prim.execute(x)), bits(want))
+    assert np.array_equal(bits(dp.Pooling(pd, num_threads=2).execute(x)), bits(want))
+    # a src view reversed along its outermost spatial axis, into a dst view
+    view = x[:, :, ::-1] if layout == "NCX" else x[:, ::-1]
+    dst_base = np.zeros((*pd.dst_shape[:-1], 2 * pd.dst_shape[-1]), x.dtype)
+    assert prim.execute(view, dst=dst_base[..., 1::2]) is not None
+    want_view = view[steps + (slice(None),)] if layout == "NXC" else view[(slice(None),) + steps]
+    assert np.array_equal(bits(dst_base[..., 1::2]), bits(want_view))
+    assert not np.any(bits(dst_base[..., ::2]))
+    if kind == "MaxPool":
+        _, idx = prim.execute(x, with_indices=True)
+        _, want_idx = reference.padded_formulation(x, dict(full, kind=kind, data_format=layout))
+        np.testing.assert_array_equal(idx, want_idx)
+    if dtype == "f32":
+        want_ref, _ = reference.padded_formulation(x, dict(full, kind=kind, data_format=layout))
+        assert_matches_reference(prim.execute(x), want_ref, kind, dtype, x)
+
+
+@pytest.mark.parametrize("attrs", [dict(strides=[2, 1], pads_end=[2, 0]), dict(pads_end=[0, 1]),
+                                   dict(pads_begin=[1, 0]), dict(strides=[1, 2], rounding_type="ceil"),
+                                   dict(strides=[3, 3], pads_begin=[0, 1], pads_end=[0, 1])], ids=str)
 @pytest.mark.parametrize("kind", ["AvgPool", "MaxPool"])
-def test_kernel_1_windows_that_move_or_pad_pool(kind, attrs):
-    """Kernel 1 with a stride or padding is no copy: the kernels pool it (padded
-    outputs: maxima the lowest value, averages 0 or the exclude-pad NaN)."""
+def test_kernel_1_windows_that_reach_the_padding_pool(kind, attrs):
+    """Kernel 1 with a window in the padding is no copy: the kernels pool it
+    (padded outputs: maxima the lowest value, averages 0 or the exclude-pad
+    NaN)."""
     x = make_input(kind, (1, 4, 9, 10), "f32", 2)
     full = dict(kernel=[1, 1], **attrs)
     prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NCX", **full))
