@@ -10,9 +10,9 @@
 //   * D/H pass over rows: tap by tap fused (C lanes: column strip by column
 //     strip), or sliding along H (van Herk blocks or doubling);
 //   * finalize: divisor products, rounding, empty windows.
-// One lane with a "same" stride-1 window over rows of at most 64 positions
-// (kPlaneMaxRow) pools a chunk of rows as one flat run of positions
-// (chunk_plane): H taps over runs of rows, W taps masked at the rows' ends.
+// A "same" stride-1 window over rows of at most 64 positions (kPlaneMaxRow)
+// pools a chunk of rows as one flat run of values (chunk_plane): H taps over
+// runs of rows, W taps (C values apart with C lanes) masked at the rows' ends.
 // One lane with a small window (k2/k3 s2, k3 s3, k4 s4: most NCX
 // downsampling; k2/k3 s1; k1 s2-s4: decimation) fuses the W pass and the
 // finish in registers (kernels_phases.hpp), reading the stacked D/H result
@@ -79,6 +79,7 @@ struct SepPass {
     Div *pdiv;                // chunk_plane: the divisor of each position of the chunk [pdiv_lo, pdiv_hi)
     int32_t *pcnt;            // ... and (quantized averages) its count of input elements
     int64_t pdiv_lo = -1, pdiv_hi = -1;
+    int64_t pdiv_rows = 0;    // ... for that many rows of a chunk (each row's values written together)
     // Float maxima: output rows [clean_lo, clean_hi) of the chunk have
     // stacked rows known to hold no NaN (C lanes: their shared blocks probed
     // clean; one lane: their src rows scanned clean), so the fused W pass
@@ -131,16 +132,29 @@ struct SepPass {
         pcol = (Lane *)fA;
         pdiv = (Div *)fC;
         pcnt = (int32_t *)fP;
-        if (plane)   // (a running column: dividing per position, 4 x 32 x 48 x 48 k3 s1 p1 took 1.12x the time)
-            for (int64_t x = 0, col = 0; x < g.chunk * AW.in + Vec<T>::lanes; ++x, col = col + 1 == AW.in ? 0 : col + 1)
-                pcol[x] = (Lane)col;
+        if (plane) {   // (a running column: dividing per position, 4 x 32 x 48 x 48 k3 s1 p1 took 1.12x the time)
+            // One row's columns, then copies of what is there: a value at a
+            // time took NXC 1 x 8 x 28 x 28 k3 s1 p1 maxima (one chunk of
+            // 6,272 values) 1.7x the time of the whole pooling.
+            const int64_t row = AW.in * L, total = g.chunk * row + Vec<T>::lanes;
+            for (int64_t w = 0; w < AW.in; ++w)
+                for (int64_t l = 0; l < L; ++l) pcol[w * L + l] = (Lane)w;
+            for (int64_t have = row; have < total;) {
+                const int64_t m = have < total - have ? have : total - have;
+                __builtin_memcpy(pcol + have, pcol, m * sizeof(Lane));
+                have += m;
+            }
+        }
     }
 
     // The plan's flat planes (plane_fits) over dense rows: chunk_plane.
     // Its buffers are the flat path's (fbuf: chunk rows of xlen >= W + k - 1
     // positions and 64 values of slack each).
+    // C lanes: the rows' (w, c) values flat, channels dense.
     bool plane_window() const {
-        return g.plane && c->ss[4] == 1 && c->ds[4] == 1 && (AH.in == 1 || (c->ss[3] == AW.in && c->ds[3] == AW.out));
+        if (Lanes && (c->ss[1] != 1 || c->ds[1] != 1)) return false;
+        return g.plane && c->ss[4] == L && c->ds[4] == L &&
+               (AH.in == 1 || (c->ss[3] == AW.in * L && c->ds[3] == AW.out * L));
     }
 
     // The W pass and the finish in registers (finish_rows), for values whose
@@ -1310,7 +1324,7 @@ struct SepPass {
         V acc[NV];
         auto tap = [&](int64_t kw, int j) __attribute__((always_inline)) {
             const int64_t o = kw - AW.pb;
-            const V v = *(const VU *)(Vp + x + o + j * VL);
+            const V v = *(const VU *)(Vp + x + o * L + j * VL);
             if (o < 0) return col[j] >= (Lane)-o ? v : idv;
             if (o > 0) return col[j] < (Lane)(W - o) ? v : idv;
             return v;
@@ -1350,7 +1364,7 @@ struct SepPass {
             Acc acc = id0;
             for (int64_t kw = 0; kw < AW.k; ++kw) {
                 const int64_t o = kw - AW.pb, iw = pcol[x] + o;
-                const Acc v = iw >= 0 && iw < AW.in ? Vp[x + o] : id0;
+                const Acc v = iw >= 0 && iw < AW.in ? Vp[x + o * L] : id0;
                 acc = kw == 0 ? v : combine<Acc, K>(acc, v);
             }
             if constexpr (K == kMax) out[x] = Traits<T>::store(acc);
@@ -1358,17 +1372,18 @@ struct SepPass {
         }
     }
 
-    // Values, one lane, plane_window: output rows [oh0, oh1) as one flat run
-    // of positions.  The H taps pool runs of rows with the same taps at once
-    // (row offsets W apart), then the W taps are flat offsets masked at the
-    // rows' ends, with a divisor per position: the padded rows' sums and
-    // maxima, taps in order, with no loop per row.
+    // Values, plane_window: output rows [oh0, oh1) as one flat run of
+    // values (positions of one lane, or the (w, c) values of C lanes).  The
+    // H taps pool runs of rows with the same taps at once (row offsets W * L
+    // apart), then the W taps are flat offsets L apart masked at the rows'
+    // ends, with a divisor per value: the padded rows' sums and maxima, taps
+    // in order, with no loop per row.
     void chunk_plane(int64_t n, int64_t ch, int64_t od, int64_t oh0, int64_t oh1) {
         constexpr int64_t VL = Vec<T>::lanes;
-        const int64_t W = AW.in, ny = (oh1 - oh0) * W;
+        const int64_t W = AW.in * L, ny = (oh1 - oh0) * W;   // W: a row's values
         const T *X = (const T *)c->src + n * c->ss[0] + ch * c->ss[1];
         T *out = (T *)c->dst + n * c->ds[0] + ch * c->ds[1] + od * c->ds[2] + oh0 * W;
-        Acc *Vp = fB + AW.pb;   // AW.pb positions of slack before it: taps the column mask drops read them
+        Acc *Vp = fB + AW.pb * L;   // AW.pb positions of slack before it: taps the column mask drops read them
         for (int64_t oh = oh0; oh < oh1;) {
             const int64_t kb = AH.kbeg[oh], ke = AH.kend[oh];
             int64_t oe = oh + 1;
@@ -1390,14 +1405,25 @@ struct SepPass {
             oh = oe;
         }
         if (K != kMax && (oh0 != pdiv_lo || oh1 != pdiv_hi)) {   // emit's divisors and counts
+            // A row slot keeps its values from the chunk before when its
+            // first one says they are this row's (a row's divisors are dh
+            // times its columns'): only the border rows change from one
+            // chunk to the next.  (Filling every row of every chunk took
+            // AvgPool NXC 8 x 8 x 56 x 56 k5 s1 p2, two chunks a plane, 1.6x
+            // the time of the plane in one chunk.)
             for (int64_t oh = oh0; oh < oh1; ++oh) {
                 const Div dh = (Div)(AD.div[od] * AH.div[oh]);
                 const int32_t vc = (int32_t)(AH.kend[oh] - AH.kbeg[oh]);
-                for (int64_t w = 0; w < W; ++w) {
-                    pdiv[(oh - oh0) * W + w] = dh * wdiv[w];
-                    if constexpr (K == kQAvg) pcnt[(oh - oh0) * W + w] = vc * wcnt[w];
-                }
+                const int64_t x0 = (oh - oh0) * W;
+                if (oh - oh0 < pdiv_rows && pdiv[x0] == dh * wdiv[0] && (K != kQAvg || pcnt[x0] == vc * wcnt[0]))
+                    continue;
+                for (int64_t w = 0, x = x0; w < AW.in; ++w)
+                    for (int64_t l = 0; l < L; ++l, ++x) {
+                        pdiv[x] = dh * wdiv[w];
+                        if constexpr (K == kQAvg) pcnt[x] = vc * wcnt[w];
+                    }
             }
+            if (oh1 - oh0 > pdiv_rows) pdiv_rows = oh1 - oh0;
             pdiv_lo = oh0, pdiv_hi = oh1;
         }
         if (AW.k == 3) plane_w_pass<3>(Vp, out, ny);

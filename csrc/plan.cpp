@@ -264,6 +264,8 @@ int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p
 constexpr int64_t kFewLanesSepTaps = 7;
 // Rows of at most this many outputs are short (see choose_variant).
 constexpr int64_t kShortRowPoints = 8;
+// Flat planes of C lanes: rows of at most this many vectors of values (see choose_variant).
+constexpr int64_t kPlaneLanesMaxVectors = 32, kPlaneLanesMaxQVectors = 16;
 // With indices, windows of more taps go to the separable passes (see choose_variant).
 constexpr int64_t kIdxBlockMaxTaps = 512;
 
@@ -334,6 +336,14 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
         if (g.chunk > AH.out) g.chunk = AH.out;
         if (g.chunk < 1) g.chunk = 1;
     }
+    // C lanes over "same" planes (plane_fits): chunk_plane's four flat
+    // buffers of the chunk's rows of (w, c) values hold the budget.
+    const bool lanes_plane = lanes > 1 && !with_idx && !g.vstream && plane_fits(AD, AH, AW);
+    if (lanes_plane) {
+        g.chunk = kSepBudget / (4 * g.xlen * lanes * vsz);
+        if (g.chunk > AH.out) g.chunk = AH.out;
+        if (g.chunk < 1) g.chunk = 1;
+    }
     // Values stacked tap by tap (stack_taps) over stride-1 rows: chunks of
     // whole blocks of shared windows, so a block is computed once.  A chunk
     // below one block (rows too long for the budget) grows to one: sep_rows
@@ -345,7 +355,7 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
         if (g.chunk < AH.out) g.chunk = g.chunk < g.align ? g.align : g.chunk - g.chunk % g.align;
         if (g.chunk > AH.out) g.chunk = AH.out;
     }
-    g.plane = g.flat && !g.vstream && !with_idx && plane_fits(AD, AH, AW);
+    g.plane = lanes_plane || (g.flat && !g.vstream && !with_idx && plane_fits(AD, AH, AW));
     const int64_t xp_n = g.xlen * lanes + 64;   // + slack for vector stores past a row's end
     // hb: the stacked rows of chunk_strips, or the W-pooled input rows of chunk_rows.
     const int64_t hb_n = g.strips ? g.chunk * g.xlen * lanes + 64
@@ -377,7 +387,10 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
     // up to a line of values more per row); the others hold one row each,
     // with up to a line more before it (its first valid value on a line).
     const int64_t line = kLineBytes / as;
-    const int64_t f_n = g.vstream ? f_rows * (g.xlen * lanes + line) + 64 : stacked ? f_rows * g.xlen + 64 : 0;
+    const int64_t f_n = g.vstream   ? f_rows * (g.xlen * lanes + line) + 64
+                        : stacked   ? f_rows * g.xlen + 64
+                        : g.plane ? g.chunk * g.xlen * lanes + 64
+                                    : 0;
     for (int b = 0; b < 4; ++b) {
         const int64_t n_b = g.vstream && b > 0 ? g.xlen * lanes + line + 64 : f_n;
         g.fbuf[b] = at; at = align64(at + n_b * as);
@@ -422,6 +435,22 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     // row (1.14x, k1x7 s3 over 7 channels) or rows of one output (1.35x,
     // k3x7 s2x3 over a row of 7).
     const int64_t lanes = block_lanes(p);
+    // "Same" stride-1 windows over planes of short rows (plane_fits): the
+    // passes pool a chunk's rows as one flat run of (w, c) values
+    // (chunk_plane), in whole vectors whatever the channels and with no
+    // setup per row or point.  Measured (AVX-512, 1 thread, k3 and k5 over
+    // 3-64 channels, planes of 7 x 7 to 56 x 56, f32, bf16, u8 maxima):
+    // 0.08-0.96 of the channel block's time over rows of up to 32 vectors
+    // of values, and over rows of any length under a vector of channels;
+    // 1.02-1.8 over longer rows of more channels.  Quantized averages,
+    // whose channel block sums integers: 0.65-0.75 up to 16 vectors,
+    // 1.4-3.6 past.
+    // (Rows must be dense in both tensors, as SepPass::plane_window asks.)
+    const bool is_q = p.kind == kQAvg;
+    const int64_t plane_vectors = is_q ? kPlaneLanesMaxQVectors : kPlaneLanesMaxVectors;
+    const bool dense_rows = ss[4] == C && ds[4] == C && (AH.in == 1 || (ss[3] == AW.in * C && ds[3] == AW.out * C));
+    if (dense_rows && (AW.in * C <= plane_vectors * lanes || (C < lanes && !is_q)) && sep_layout(p, C, false).plane)
+        return kSepLanes;
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)
         return kSepLanes;

@@ -48,7 +48,7 @@ struct SepLayout {
     int32_t flat;           // one lane, no depth taps: a chunk's rows are stacked in fbuf
     int32_t vstream;        // values, H slid by window blocks streaming down whole planes (no depth taps)
     int32_t strips;         // values with C lanes: (d, h) taps strip by strip into rows stacked in hb
-    int32_t plane;          // values, one lane, "same" stride-1 windows over short rows: chunks as flat planes (plane_fits)
+    int32_t plane;          // values, "same" stride-1 windows over short rows: chunks as flat planes (plane_fits)
     size_t fbuf[4], fbufi[4];   // flat: padded rows, phases, two pass results
     size_t wdiv, wcnt;      // per output column: divisor factor (as Acc / float), valid tap count
     int32_t w_doubled;      // one lane, maxima or float sums, stride 1: the W pass doubles in registers (kernels_doubling.hpp)
@@ -203,7 +203,8 @@ static inline int64_t factored_loads(int64_t k, int64_t a, bool is_max) {
 // f32, 1 thread: k3 on planes of 7-64 0.37-0.69, k5 0.61-0.63, k7 0.72;
 // rows of 72-112 0.93-1.29, k9-k13 0.65-1.35.  Quantized averages (u8 k3
 // s1 p1 exclude-pad 192x28x28): 706 -> 29 us, the widened rows having
-// finished each output one by one.
+// finished each output one by one.  C lanes (NXC) pool their rows' (w, c)
+// values the same way where choose_variant says so.
 constexpr int64_t kPlaneMaxRow = 64, kPlaneMaxTaps = 7;
 static inline bool plane_fits(const AxisPlan &AD, const AxisPlan &AH, const AxisPlan &AW) {
     auto same = [](const AxisPlan &A) { return A.s == 1 && A.d == 1 && A.out == A.in && A.k <= kPlaneMaxTaps; };

@@ -446,6 +446,64 @@ def test_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclu
     assert_matches_reference(got, want, kind, dtype, view)
 
 
+
+# NXC "same" stride-1 windows over rows of few (w, c) values (separable_lanes
+# flat planes): a chunk of rows pools as one flat run of values, the W taps C
+# values apart and masked at the rows' ends, a divisor per value.  Channels
+# under a vector (points share vectors) and rows of exactly 64 values (the
+# planes every ISA takes: a baseline f64 vector holds 2), asymmetric pads,
+# windows wider than the plane, a 1-D row, a plane under one vector.
+NXC_FLAT_PLANES = [
+    ((2, 8, 7, 7), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 8, 17, 8), dict(kernel=[5, 5], pads_begin=[2, 2], pads_end=[2, 2])),
+    ((1, 5, 12, 9), dict(kernel=[4, 2], pads_begin=[1, 0], pads_end=[2, 1])),
+    ((1, 3, 9, 13), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((1, 3, 5, 4), dict(kernel=[7, 7], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((2, 2, 30), dict(kernel=[3], pads_begin=[1], pads_end=[1])),
+    ((1, 2, 2, 3), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("u8",))
+@pytest.mark.parametrize("kind,exclude_pad", [("AvgPool", True), ("AvgPool", False), ("MaxPool", None)])
+@pytest.mark.parametrize("shape,attrs", NXC_FLAT_PLANES, ids=[str(c[0]) for c in NXC_FLAT_PLANES])
+def test_nxc_same_windows_over_short_rows_pool_flat_planes(shape, attrs, kind, exclude_pad, dtype):
+    """The reference's values (u8 averages quantized), the same bits at 2
+    and 3 threads, and the results of the same channels as a view every
+    other channel of twice as many (no flat rows: the strip passes),
+    maxima bit for bit."""
+    attrs = dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
+    if dtype == "u8" and kind == "AvgPool":
+        attrs = dict(attrs, src_scale=0.5, src_zero_point=7, dst_scale=0.25, dst_zero_point=3)
+    n, c, *sp = shape
+    wide_shape = (n, *sp, 2 * c)
+    wide = _integers(wide_shape, dtype, 12) if dtype == "u8" else \
+        np.ascontiguousarray(np.moveaxis(make_input(kind, (n, 2 * c, *sp), dtype, 12), 1, -1))
+    view = wide[..., ::2]
+    x = np.ascontiguousarray(view)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":separable_lanes+plane"), prim.kernel_name
+    got = prim.execute(x)
+    assert_matches_its_reference(got, x, kind, dtype, dict(attrs, kind=kind, data_format="NXC"))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    strided = prim.execute(view)
+    if kind == "MaxPool" or dtype == "u8":
+        np.testing.assert_array_equal(bits(got), bits(strided))
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), strided.astype(np.float64), rtol=0,
+                                   atol=tolerance(dtype, x))
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("AvgPool", "bf16"), ("MaxPool", "u8")])
+def test_nxc_same_windows_over_long_rows_of_many_channels_stay_on_the_channel_kernel(kind, dtype):
+    """Rows of 56 points of 64 channels: past the flat planes' row limit on every ISA,
+    so the channel kernel, whose vectors fill with channels, pools them."""
+    pd = dp.PoolingDesc(kind, (1, 8, 56, 64), dtype, data_format="NXC", kernel=[3, 3], pads_begin=[1, 1],
+                        pads_end=[1, 1])
+    assert dp.Pooling(pd).kernel_name.endswith(":channel_block"), dp.Pooling(pd).kernel_name
+
 # NXC windows that share no W columns over a src of 16 MB or more (the
 # channel-block kernel's kPrefetchMinBytes) prefetch the next output point's
 # window: 1-D k3 s3 with clipped border windows and a channel tail, 2-D k2 s2.
@@ -834,13 +892,14 @@ def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
 # instead of a block of 4 and a half block (other ISAs split them, to the
 # same bits): k3 s2 (even and odd widths, ceil rounding, 3-D), and k3 s1
 # and k2 s1 over rows that are not dense (a view of every other column:
-# dense stride-1 rows go flat instead).
+# dense stride-1 rows go flat instead; the k3 s1 window leaves W unpadded,
+# where "same" windows over dense rows of 480 values would plan flat planes).
 WHOLE_SLID_CHANNELS = {"f32": (48, 80, 96), "f64": (24, 40, 48)}
 WHOLE_SLID_WINDOWS = [
     ((1, 9, 12), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
     ((2, 8, 13), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
     ((1, 5, 7, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
-    ((1, 7, 20), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 7, 20), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 0], pads_end=[1, 0])),
     ((1, 6, 18), dict(kernel=[2, 2], strides=[1, 1])),
 ]
 
@@ -1358,7 +1417,7 @@ def assert_matches_its_reference(got, x, kind, dtype, full):
 # padded, ceil-rounded, exclude_pad; rows of 2 to 8 outputs.
 SHORT_ROWS = [
     (3, (1, 8, 28, 7), dict(kernel=[3, 3, 3], strides=[1, 1, 1])),
-    (2, (2, 30, 5), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+    (2, (2, 30, 5), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 0], pads_end=[1, 0])),
     (4, (1, 5, 9, 7), dict(kernel=[2, 2, 3], strides=[3, 2, 1], pads_begin=[0, 1, 1], pads_end=[1, 0, 0],
                            rounding_type="ceil")),
     (6, (3, 17, 4), dict(kernel=[5, 2], strides=[2, 1], pads_begin=[2, 0], pads_end=[2, 0])),
@@ -1690,14 +1749,14 @@ def test_streamed_taps_whatever_the_src_placement(kind, shape, attrs, dtype):
 # 128 channels: whole windows in one loop per row; k3 s3 p1 over 80: border
 # points one by one too, and a one-vector tail.  Stride-1 flat rows start
 # their blocks where src loads are aligned and move their pooled rows'
-# scratch to match: k3 s1 p1 over 40 channels (rows of three pooled rows),
-# k2 s1 over 24.
+# scratch to match: k3 s1 p1 over 40 channels (rows of three pooled rows;
+# rows of 14 points, past the flat planes' 32 vectors), k2 s1 over 24.
 LEAD_CASES = [
     ("MaxPool", (2, 128, 8, 10), dict(kernel=[2, 2], strides=[2, 2])),
     ("AvgPool", (1, 80, 10, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1],
                                        exclude_pad=True)),
     ("MaxPool", (1, 80, 10, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
-    ("AvgPool", (1, 40, 9, 12), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
+    ("AvgPool", (1, 40, 9, 14), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
     ("MaxPool", (2, 24, 7, 9), dict(kernel=[2, 2])),
 ]
 
