@@ -449,7 +449,8 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     const bool is_q = p.kind == kQAvg;
     const int64_t plane_vectors = is_q ? kPlaneLanesMaxQVectors : kPlaneLanesMaxVectors;
     const bool dense_rows = ss[4] == C && ds[4] == C && (AH.in == 1 || (ss[3] == AW.in * C && ds[3] == AW.out * C));
-    if (dense_rows && (AW.in * C <= plane_vectors * lanes || (C < lanes && !is_q)) && sep_layout(p, C, false).plane)
+    if (dense_rows && (AW.in * C <= plane_vectors * lanes || (C < lanes && !is_q)) && plane_fits(AD, AH, AW) &&
+        sep_layout(p, C, false).plane)   // (plane_fits first: this runs per call, the layout costs more)
         return kSepLanes;
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)
