@@ -3,6 +3,9 @@
 Only structure and correctness cross-checks are asserted, never timings.
 """
 import json
+import os
+import subprocess
+import sys
 import math
 
 import numpy as np
@@ -366,3 +369,48 @@ def test_cli_times_random_problems(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "--random", "0"])
     assert "positive" in capsys.readouterr().err
+
+
+_ONEDNN_THREADS_PROBE = """
+import os, sys
+import numpy as np
+from dnnpool.bench.peers import onednn
+threads = int(sys.argv[1])
+before = len(os.listdir("/proc/self/task"))
+pool = onednn.OneDNNPooling("max", (1, 64, 16, 16), (1, 64, 8, 8), np.float32, (2, 2), (2, 2),
+                            (0, 0), (0, 0), num_threads=threads)
+setting = onednn.load_library().get_num_threads()
+src = np.arange(64 * 256, dtype=np.float32).reshape(1, 64, 16, 16)
+dst = np.empty((1, 64, 8, 8), np.float32)
+pool.bind(src, dst)
+for _ in range(3):
+    pool.activate()
+    pool.run()
+expected = src.reshape(1, 64, 8, 2, 8, 2).max(axis=(3, 5))
+print(len(os.listdir("/proc/self/task")) - before, setting, bool((dst == expected).all()))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2,
+                    reason="counts the process's threads in /proc, on a machine of 2+ CPUs")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_onednn_peer_runs_with_the_thread_count_it_was_created_for(threads):
+    """oneDNN's ncsp pooling fixes its thread count when the primitive is created: a 1-thread
+    primitive created under the default OpenMP setting would run on every CPU (it did, and the
+    bench's 1-thread oneDNN NCX rows were 2-thread timings). A fresh process counts the threads
+    OpenMP starts; the setting in force outside creation is left as it was."""
+    try:
+        peers.engine_module("onednn").version()
+    except ImportError as error:
+        pytest.skip(f"real oneDNN not available: {error}")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS=str(os.cpu_count()))
+    out = subprocess.run([sys.executable, "-c", _ONEDNN_THREADS_PROBE, str(threads)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    started, setting, correct = int(out[0]), int(out[1]), out[2] == "True"
+    assert correct
+    assert setting == os.cpu_count()   # creation left the process's setting alone
+    if threads == 1:
+        assert started == 0
+    else:
+        assert started >= 1   # the probe sees a multi-threaded primitive's threads

@@ -8,6 +8,7 @@ Conventions follow dnnpool's, not the primitive API's: shapes are given in data_
 (``NCX`` or ``NXC``) and dilations use 1 for a dense kernel (the primitive API wants 0). The
 destination shape is always explicit in oneDNN, so callers may pass a ceil-rounded size.
 """
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -150,6 +151,20 @@ class _Library:
         if self._omp_set_num_threads is not None and n > 0:
             self._omp_set_num_threads(int(n))
 
+    @contextlib.contextmanager
+    def threads(self, n):
+        """OpenMP's thread count set to n (0: left alone) for the block, then restored.
+
+        Some implementations (the ncsp jit pooling among them) fix their thread count when the
+        primitive is created, from the OpenMP setting of that moment: creating a 1-thread
+        primitive under the default setting gives one that runs on every CPU."""
+        before = self.get_num_threads()
+        self.set_num_threads(n)
+        try:
+            yield
+        finally:
+            self.set_num_threads(before)
+
     def check(self, name, *args):
         status = getattr(self.lib, name)(*args)
         if status != _SUCCESS:
@@ -222,17 +237,18 @@ class OneDNNPooling:
                               rank, _dims(_to_ncx(self.src_shape, data_format)), data_type, tag)
         dst_md = self._create("dnnl_memory_desc_create_with_tag", "dnnl_memory_desc_destroy",
                               rank, _dims(_to_ncx(self.dst_shape, data_format)), data_type, tag)
-        primitive_desc = self._create(
-            "dnnl_pooling_forward_primitive_desc_create", "dnnl_primitive_desc_destroy",
-            lib.engine, _FORWARD_INFERENCE, ALGORITHMS[algorithm], src_md, dst_md,
-            _dims(strides), _dims(kernel), _dims([d - 1 for d in dilations]),
-            _dims(pads_begin), _dims(pads_end), None)
-        info = ctypes.c_char_p()
-        lib.check("dnnl_primitive_desc_query", primitive_desc, _QUERY_IMPL_INFO_STR, 0,
-                  ctypes.byref(info))
-        self.implementation = info.value.decode()
-        self._primitive = self._create("dnnl_primitive_create", "dnnl_primitive_destroy",
-                                       primitive_desc)
+        with lib.threads(num_threads):  # the count the primitive runs with is fixed here
+            primitive_desc = self._create(
+                "dnnl_pooling_forward_primitive_desc_create", "dnnl_primitive_desc_destroy",
+                lib.engine, _FORWARD_INFERENCE, ALGORITHMS[algorithm], src_md, dst_md,
+                _dims(strides), _dims(kernel), _dims([d - 1 for d in dilations]),
+                _dims(pads_begin), _dims(pads_end), None)
+            info = ctypes.c_char_p()
+            lib.check("dnnl_primitive_desc_query", primitive_desc, _QUERY_IMPL_INFO_STR, 0,
+                      ctypes.byref(info))
+            self.implementation = info.value.decode()
+            self._primitive = self._create("dnnl_primitive_create", "dnnl_primitive_destroy",
+                                           primitive_desc)
         self._src_mem = self._create("dnnl_memory_create", "dnnl_memory_destroy", src_md,
                                      lib.engine, None)
         self._dst_mem = self._create("dnnl_memory_create", "dnnl_memory_destroy", dst_md,
