@@ -153,8 +153,7 @@ struct SepPass {
     // C lanes: the rows' (w, c) values flat, channels dense.
     bool plane_window() const {
         if (Lanes && (c->ss[1] != 1 || c->ds[1] != 1)) return false;
-        return g.plane && c->ss[4] == L && c->ds[4] == L &&
-               (AH.in == 1 || (c->ss[3] == AW.in * L && c->ds[3] == AW.out * L));
+        return g.plane && flat_plane_rows(c->ss, c->ds, AH, AW, L);
     }
 
     // The W pass and the finish in registers (finish_rows), for values whose

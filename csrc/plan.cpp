@@ -292,6 +292,10 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
     const int64_t vsz = acc_size(p.desc.dtype) + (with_idx ? 8 : 0);
     const int64_t row = AW.out * lanes * vsz;
     const int64_t fit = kSepBudget / (row > 0 ? row : 1);   // rows that fit the budget
+    // Rows of xlen positions of `l` values each that four flat buffers hold
+    // in the budget (fbuf); output rows per chunk, from 1 to the axis's.
+    auto four_buffer_rows = [&](int64_t l) { return kSepBudget / (4 * g.xlen * l * vsz); };
+    auto chunk_of = [&](int64_t rows) { return rows < 1 ? 1 : rows > AH.out ? AH.out : rows; };
     g.flat = lanes == 1 && AD.k == 1;
     // Values slid by window blocks along rows long enough for them (no depth
     // taps): the blocks stream down whole planes, holding one block of rows.
@@ -302,11 +306,8 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
         g.rows = AH.k + 2;   // a block's suffix rows, the running prefix, the identity
     } else if (g.flat) {
         // Four buffers of the chunk's padded rows, xlen positions each.
-        const int64_t frows = kSepBudget / (4 * g.xlen * vsz);
         g.planes = 1;
-        g.chunk = (frows - (AH.k - 1) * AH.d - 1) / AH.s + 1;
-        if (g.chunk < 1) g.chunk = 1;
-        if (g.chunk > AH.out) g.chunk = AH.out;
+        g.chunk = chunk_of((four_buffer_rows(1) - (AH.k - 1) * AH.d - 1) / AH.s + 1);
         if (g.v_dbl && g.chunk < AH.k / 2) g.v_dbl = 0;   // padding rows would dominate
         g.rows = (g.chunk - 1) * AH.s + (AH.k - 1) * AH.d + 1;
     } else {
@@ -320,8 +321,7 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
             g.planes = AD.k;
             g.chunk = ((fit - 1) / AD.k - (AH.k - 1) * AH.d - 1) / AH.s + 1;
         }
-        if (g.chunk > AH.out) g.chunk = AH.out;
-        if (g.chunk < 1) g.chunk = 1;
+        g.chunk = chunk_of(g.chunk);
         if (g.v_dbl) {
             g.rows = g.chunk + AH.k - 1;
         } else {
@@ -331,19 +331,11 @@ SepLayout sep_layout(const Problem &p, int64_t lanes, bool with_idx) {
     }
     const int64_t as = acc_size(p.desc.dtype), ix = with_idx ? 8 : 0;
     g.strips = lanes > 1 && !with_idx && !g.v_dbl;
-    if (g.strips) {   // as many stacked padded rows as the budget holds
-        g.chunk = kSepBudget / (g.xlen * lanes * as);
-        if (g.chunk > AH.out) g.chunk = AH.out;
-        if (g.chunk < 1) g.chunk = 1;
-    }
+    if (g.strips) g.chunk = chunk_of(kSepBudget / (g.xlen * lanes * as));   // as many stacked padded rows as fit
     // C lanes over "same" planes (plane_fits): chunk_plane's four flat
     // buffers of the chunk's rows of (w, c) values hold the budget.
     const bool lanes_plane = lanes > 1 && !with_idx && !g.vstream && plane_fits(AD, AH, AW);
-    if (lanes_plane) {
-        g.chunk = kSepBudget / (4 * g.xlen * lanes * vsz);
-        if (g.chunk > AH.out) g.chunk = AH.out;
-        if (g.chunk < 1) g.chunk = 1;
-    }
+    if (lanes_plane) g.chunk = chunk_of(four_buffer_rows(lanes));
     // Values stacked tap by tap (stack_taps) over stride-1 rows: chunks of
     // whole blocks of shared windows, so a block is computed once.  A chunk
     // below one block (rows too long for the budget) grows to one: sep_rows
@@ -445,12 +437,10 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
     // 1.02-1.8 over longer rows of more channels.  Quantized averages,
     // whose channel block sums integers: 0.65-0.75 up to 16 vectors,
     // 1.4-3.6 past.
-    // (Rows must be dense in both tensors, as SepPass::plane_window asks.)
     const bool is_q = p.kind == kQAvg;
     const int64_t plane_vectors = is_q ? kPlaneLanesMaxQVectors : kPlaneLanesMaxVectors;
-    const bool dense_rows = ss[4] == C && ds[4] == C && (AH.in == 1 || (ss[3] == AW.in * C && ds[3] == AW.out * C));
-    if (dense_rows && (AW.in * C <= plane_vectors * lanes || (C < lanes && !is_q)) && plane_fits(AD, AH, AW) &&
-        sep_layout(p, C, false).plane)   // (plane_fits first: this runs per call, the layout costs more)
+    if (flat_plane_rows(ss, ds, AH, AW, C) && (AW.in * C <= plane_vectors * lanes || (C < lanes && !is_q)) &&
+        plane_fits(AD, AH, AW) && sep_layout(p, C, false).plane)   // (plane_fits first: this runs per call, the layout costs more)
         return kSepLanes;
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)

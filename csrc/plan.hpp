@@ -210,6 +210,15 @@ static inline bool plane_fits(const AxisPlan &AD, const AxisPlan &AH, const Axis
     auto same = [](const AxisPlan &A) { return A.s == 1 && A.d == 1 && A.out == A.in && A.k <= kPlaneMaxTaps; };
     return AD.in == 1 && AD.out == 1 && AD.k == 1 && same(AH) && same(AW) && AW.in <= kPlaneMaxRow;
 }
+// Rows a flat plane reads as one run of values, in both tensors (strides in
+// elements, logical N C D H W order): positions `lanes` values apart (1: NCX
+// rows; C: NXC rows of (w, c) values, one value per channel), rows right
+// after one another (or a single row).  The planner (NXC rule) and
+// SepPass::plane_window ask the same.
+static inline bool flat_plane_rows(const int64_t ss[5], const int64_t ds[5], const AxisPlan &AH, const AxisPlan &AW,
+                                   int64_t lanes) {
+    return ss[4] == lanes && ds[4] == lanes && (AH.in == 1 || (ss[3] == AW.in * lanes && ds[3] == AW.out * lanes));
+}
 
 // Output rows of a block whose stride-1 windows share their rows' loads and
 // partial results (taps_shared); with C lanes (unit > 1) the W pass's taps
