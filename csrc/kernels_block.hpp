@@ -1055,21 +1055,24 @@ struct SlideOps<T, kQAvg> {
     }
 };
 
-// A row of C channels slid as one block of 3, 5 or 6 vectors where that is
+// A row of C channels slid as one block of 3 or 5 vectors where that is
 // all of it (0: none), float maxima whose values are vectors as loaded, on
-// AVX-512 (KW + 2 blocks of 6 vectors fit the 32 registers).  The blocks of
-// 4 vectors and the half block walked such rows twice, the second pass over
-// lines the first had left; one pass took k3 s2 over 48, 80 and 96 channels
-// (f32 and f64, 1 and 2 threads) 0.75-0.94 of the time, and
-// 8 x 96 x 112 x 112 (38 MB) 0.64-0.78.  Maxima of 16-bit floats, with their
-// probes, took 1.34-1.39x in blocks of 6.
+// AVX-512.  The blocks of 4 vectors and the half block walked such rows
+// twice, the second pass over lines the first had left; one pass took k3
+// s2 over 48 and 80 channels (f32 and f64, 1 and 2 threads) 0.75-0.94 of
+// the time.  Blocks of 6 vectors no longer fit the registers with their
+// NaN tests (gcc 12: 118 stack accesses in the k3 s2 block, 13 in the
+// block of 4): k3 s2 over 96 f32 channels took 1.6-1.9x the time of a
+// block of 4 and a half block (2-D and 3-D, 1 and 2 threads; 1.25x at
+// 8 x 96 x 112 x 112, 38 MB), over 48 f64 channels 1.6x.  Maxima of 16-bit
+// floats, with their probes, took 1.34-1.39x in blocks of 6.
 template <typename T, int K>
 constexpr bool kWholeSlides = kSlideVecs<K> == 4 && K == kMax && sizeof(T) == sizeof(typename Traits<T>::Acc);
 template <typename T, int K>
 static inline int whole_slide_vecs(int64_t C) {
     constexpr int64_t VS = SlideOps<T, K>::lanes;
     if (!kWholeSlides<T, K> || C % VS) return 0;
-    return C == 3 * VS || C == 5 * VS || C == 6 * VS ? (int)(C / VS) : 0;
+    return C == 3 * VS || C == 5 * VS ? (int)(C / VS) : 0;
 }
 
 // The slid passes over a row of C channels: one block of all of them (with
@@ -1240,7 +1243,6 @@ static Slides row_slides(const AxisPlan &AW, bool s2, int64_t C) {
         switch (sl.block ? whole_slide_vecs<T, K>(C) : 0) {
         case 3: sl.whole = slide_fn<T, K, 3, Square>(AW, s2); break;
         case 5: sl.whole = slide_fn<T, K, 5, Square>(AW, s2); break;
-        case 6: sl.whole = slide_fn<T, K, 6, Square>(AW, s2); break;
         }
     }
     return sl;

@@ -885,10 +885,11 @@ def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
     np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=2).execute(x).astype(np.float64))
 
 
-# NXC rows of exactly 3, 5 or 6 vectors of f32 or f64 maxima (48, 80, 96 and
-# 24, 40, 48 channels on AVX-512) slide as one block of all their channels
-# instead of a block of 4 and a half block (other ISAs split them, to the
-# same bits): k3 s2 (even and odd widths, ceil rounding, 3-D), and k3 s1
+# NXC rows of exactly 3 or 5 vectors of f32 or f64 maxima (48, 80 and 24,
+# 40 channels on AVX-512) slide as one block of all their channels instead
+# of a block of 4 and a half block (other ISAs split them, to the same
+# bits), rows of 6 vectors (96 and 48) as the two: k3 s2 (even and odd
+# widths, ceil rounding, 3-D), and k3 s1
 # and k2 s1 over rows that are not dense (a view of every other column:
 # dense stride-1 rows go flat instead; the k3 s1 window leaves W unpadded,
 # where "same" windows over dense rows of 480 values would plan flat planes).
