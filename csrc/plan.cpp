@@ -255,6 +255,7 @@ bool values_rows_slide(const AxisPlan &ax, bool is_max, int64_t unit, int64_t la
 constexpr int64_t kSepBudget = 256 << 10;
 
 int64_t acc_size(int dtype) { return dtype == DP_F64 ? 8 : 4; }
+bool float_values(int dtype) { return dtype != DP_S8 && dtype != DP_U8; }
 // Bytes of a kernel vector of each ISA (kVecBytes of its isa_*.cpp).
 int64_t isa_vec_bytes(int isa) { return isa == kBaseline ? 16 : isa == kAvx2 ? 32 : 64; }
 // Accumulator lanes of a kernel vector for the problem's ISA and type.
@@ -262,6 +263,9 @@ int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p
 // Windows of at least this many taps over few channels go to the separable
 // passes when W is strided (see choose_variant).
 constexpr int64_t kFewLanesSepTaps = 7;
+// 3-D windows of at least this many taps over a vector of channels and a
+// short tail go to the separable passes (see choose_variant).
+constexpr int64_t kTailSepTaps = 27;
 // Rows of at most this many outputs are short (see choose_variant).
 constexpr int64_t kShortRowPoints = 8;
 // Flat planes of C lanes: rows of at most this many vectors of values (see choose_variant).
@@ -444,6 +448,19 @@ int choose_variant(const Problem &p, const int64_t ss[5], const int64_t ds[5], b
         return kSepLanes;
     if (AW.s > 1 && 2 * C <= lanes && p.taps >= kFewLanesSepTaps && !decimated_rows(is_max, AW, C, lanes) &&
         AD.k * AH.k > 1 && AW.out > 1)
+        return kSepLanes;
+    // A vector of channels and a tail of a quarter vector or less, under
+    // 3-D windows strided along H and W: the channel block pays a whole
+    // vector at every tap for the tail's few lanes, and its points of
+    // padded rows go one by one; the passes pool the rows' (w, c) values
+    // flat.  Measured (1 thread; k3 s2 p1 and k3 s3 3-D maxima and
+    // averages): f32 and bf16 over 17-20 channels on AVX-512, f32 over 9-10
+    // on AVX2, 0.55-0.99 of the channel block's time; the same windows over
+    // tails of half a vector, or over two vectors or more, 0.68-1.46 (f32
+    // and bf16 over 24-128 channels on AVX-512, f32 over 17-65 on AVX2),
+    // and 8-bit maxima (byte vectors) over 65-72 channels 1.07-1.22.
+    if (float_values(p.desc.dtype) && AD.k > 1 && AH.s > 1 && AW.s > 1 && p.taps >= kTailSepTaps && C > lanes &&
+        C <= lanes + lanes / 4)
         return kSepLanes;
     // Short stride-1 rows of a vector of channels or fewer: the channel
     // block pays a row's setup (window rows, border points) for a few

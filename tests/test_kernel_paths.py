@@ -991,12 +991,16 @@ def _decimated(prim, kind, dtype, channels, attrs):
 def _few_lanes_separable(prim, kind, dtype, channels, attrs):
     """Whether NXC rows of these channels go to the separable passes: half a
     vector of channels or fewer, a strided W window of 7 taps or more, more
-    than one (d, h) row and output column, not a decimated row."""
+    than one (d, h) row and output column, not a decimated row; or float
+    values over a vector and a tail of a quarter vector or less, a 3-D
+    window of 27 taps or more strided along H and W."""
     lanes = _vec_bytes(prim) // (8 if dtype == "f64" else 4)
     k, s = attrs["kernel"], (attrs.get("strides") or [1] * len(attrs["kernel"]))
     taps = int(np.prod(k))
-    return (s[-1] > 1 and 2 * channels <= lanes and taps >= 7 and taps > k[-1]
-            and not _decimated(prim, kind, dtype, channels, attrs))
+    short_tail = (dtype not in ("u8", "s8") and len(k) == 3 and k[0] > 1 and s[-2] > 1 and s[-1] > 1
+                  and taps >= 27 and lanes < channels <= lanes + lanes // 4)
+    return short_tail or (s[-1] > 1 and 2 * channels <= lanes and taps >= 7 and taps > k[-1]
+                          and not _decimated(prim, kind, dtype, channels, attrs))
 
 
 def _same_pooling_elsewhere(prim, x, kind, dtype, attrs, q):
@@ -1460,6 +1464,54 @@ def test_nxc_short_rows_of_few_channels_pool_as_rows(channels, spatial, attrs, k
     longer = dp.Pooling(dp.PoolingDesc(kind, (*x.shape[:-2], x.shape[-2] + 8, channels), dtype, data_format="NXC",
                                        **attrs))   # rows of 9 outputs and more
     assert longer.desc.dst_shape[-2] > 8 and longer.kernel_name.endswith(":channel_block"), longer.kernel_name
+
+# NXC 3-D windows strided along H and W over a vector of channels and a
+# tail of at most a quarter vector (separable_lanes): the channel kernel
+# would pay a whole vector at every tap for the tail's few lanes.  Padded,
+# ceil-rounded, exclude_pad; k3 s3 over rows of 3 outputs (2 of them at the
+# borders), k3 s2 p1, and a mixed window.
+TAIL_3D = [
+    ((1, 16, 28, 7), dict(kernel=[3, 3, 3], strides=[3, 3, 3], pads_begin=[0, 0, 1], pads_end=[0, 0, 1])),
+    ((1, 8, 12, 12), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((2, 7, 9, 10), dict(kernel=[3, 3, 3], strides=[2, 2, 3], pads_begin=[1, 0, 1], pads_end=[0, 1, 1],
+                         rounding_type="ceil")),
+]
+
+
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+@pytest.mark.parametrize("spatial,attrs", TAIL_3D, ids=[str(c[0]) for c in TAIL_3D])
+def test_nxc_3d_strided_windows_over_a_short_channel_tail_pool_as_rows(spatial, attrs, kind, dtype):
+    """A vector of channels and one lane, and a vector and a quarter: the
+    reference's values and the same bits at 3 threads; maxima the bits of
+    the same channels pooled as part of 128.  A tail of
+    half a vector, two vectors and a lane, and 8-bit maxima stay on the
+    channel kernel."""
+    n, *sp = spatial
+    probe = dp.Pooling(dp.PoolingDesc(kind, (n, *sp, 1), dtype, data_format="NXC", **attrs))
+    lanes = _VEC_BYTES.get(probe.kernel_name.split(":")[0], 64) // (8 if dtype == "f64" else 4)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=spatial[0] == 2)
+    full = dict(attrs, kind=kind, data_format="NXC")
+    tails = sorted({c for c in (lanes + 1, lanes + lanes // 4) if lanes < c <= lanes + lanes // 4})   # none: 2 lanes
+    for channels in tails:
+        x = np.ascontiguousarray(np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 37), 1, -1))
+        pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+        prim = dp.Pooling(pd)
+        assert prim.kernel_name.endswith(":separable_lanes"), (channels, prim.kernel_name)
+        got = prim.execute(x)
+        assert_matches_its_reference(got, x, kind, dtype, full)
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
+        if kind == "MaxPool":
+            wide = np.zeros((*x.shape[:-1], 128), x.dtype)
+            wide[..., :channels] = x
+            elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs))
+            np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+    for channels, stays in ((lanes + lanes // 2, dtype), (2 * lanes + 1, dtype)) + (
+            ((lanes + 1, "u8"),) if kind == "MaxPool" else ()):
+        other = dp.Pooling(dp.PoolingDesc(kind, (n, *sp, channels), stays, data_format="NXC", **attrs))
+        assert other.kernel_name.endswith(":channel_block"), (channels, stays, other.kernel_name)
+
 
 def placed(x, offset_bytes):
     """A C-contiguous copy of x starting offset_bytes past a 64-byte boundary."""
