@@ -1013,10 +1013,17 @@ def _same_pooling_elsewhere(prim, x, kind, dtype, attrs, q):
         planes = np.ascontiguousarray(np.moveaxis(x, -1, 1))
         pd = dp.PoolingDesc(kind, planes.shape, dtype, data_format="NCX", **attrs, **q)
         return np.moveaxis(dp.Pooling(pd).execute(planes), 1, -1)
+    return _inside_128_channels(x, kind, dtype, attrs, q)[1]
+
+
+def _inside_128_channels(x, kind, dtype, attrs, q={}):
+    """The NXC rows x pooled as the first channels of 128 (zeros after
+    them): (that primitive, x's channels of its result)."""
+    channels = x.shape[-1]
     wide = np.zeros((*x.shape[:-1], 128), x.dtype)
     wide[..., :channels] = x
-    pd = dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q)
-    return dp.Pooling(pd).execute(wide)[..., :channels]
+    prim = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q))
+    return prim, prim.execute(wide)[..., :channels]
 
 
 @pytest.mark.parametrize("channels", FEW_CHANNELS)
@@ -1385,10 +1392,7 @@ def test_nxc_strided_rows_of_few_channels_split_into_phases(channels, spatial, a
     prim = dp.Pooling(pd)
     assert prim.kernel_name.endswith(":separable_lanes"), prim.kernel_name
     got = prim.execute(x)
-    wide = np.zeros((*x.shape[:-1], 128), x.dtype)
-    wide[..., :channels] = x
-    elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs, **q))
-    np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+    np.testing.assert_array_equal(bits(got), bits(_inside_128_channels(x, kind, dtype, attrs, q)[1]))
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     full = dict(attrs, kind=kind, data_format="NXC", **q)
     assert_matches_its_reference(got, x, kind, dtype, full)
@@ -1452,11 +1456,9 @@ def test_nxc_short_rows_of_few_channels_pool_as_rows(channels, spatial, attrs, k
     assert_matches_its_reference(got, x, kind, dtype, full)
     np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
     if kind == "MaxPool":
-        wide = np.zeros((*x.shape[:-1], 128), x.dtype)
-        wide[..., :channels] = x
-        elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs))
+        elsewhere, inside = _inside_128_channels(x, kind, dtype, attrs)
         assert elsewhere.kernel_name.endswith(":channel_block"), elsewhere.kernel_name
-        np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+        np.testing.assert_array_equal(bits(got), bits(inside))
         values, idx = prim.execute(x, with_indices=True)
         _, want_idx = reference.padded_formulation(x, full)
         np.testing.assert_array_equal(values.astype(np.float64), got.astype(np.float64))   # +0, -0 ties: either
@@ -1503,10 +1505,7 @@ def test_nxc_3d_strided_windows_over_a_short_channel_tail_pool_as_rows(spatial, 
         assert_matches_its_reference(got, x, kind, dtype, full)
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=3).execute(x)))
         if kind == "MaxPool":
-            wide = np.zeros((*x.shape[:-1], 128), x.dtype)
-            wide[..., :channels] = x
-            elsewhere = dp.Pooling(dp.PoolingDesc(kind, wide.shape, dtype, data_format="NXC", **attrs))
-            np.testing.assert_array_equal(bits(got), bits(elsewhere.execute(wide)[..., :channels]))
+            np.testing.assert_array_equal(bits(got), bits(_inside_128_channels(x, kind, dtype, attrs)[1]))
     for channels, stays in ((lanes + lanes // 2, dtype), (2 * lanes + 1, dtype)) + (
             ((lanes + 1, "u8"),) if kind == "MaxPool" else ()):
         other = dp.Pooling(dp.PoolingDesc(kind, (n, *sp, channels), stays, data_format="NXC", **attrs))
