@@ -3,10 +3,8 @@
 Only structure and correctness cross-checks are asserted, never timings.
 """
 import json
-import os
-import subprocess
-import sys
 import math
+import os
 
 import numpy as np
 import pytest
@@ -14,6 +12,7 @@ import pytest
 import dnnpool as dp
 from dnnpool.bench import format_table, run_benchmark, to_json
 from dnnpool.bench import peers, runner, shapes
+from childproc import run_python
 
 TINY = dict(cases="tiny-maxpool", layouts=["NCX"], dtypes=["f32"], threads=[1], repeat=2,
             quick=True, progress=False)
@@ -403,10 +402,10 @@ def test_a_onednn_peer_runs_with_the_thread_count_it_was_created_for(threads):
         peers.engine_module("onednn").version()
     except ImportError as error:
         pytest.skip(f"real oneDNN not available: {error}")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
-    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS=str(os.cpu_count()))
-    out = subprocess.run([sys.executable, "-c", _ONEDNN_THREADS_PROBE, str(threads)], env=env,
-                         capture_output=True, text=True, check=True).stdout.split()
+    child = run_python(["-c", _ONEDNN_THREADS_PROBE, str(threads)], OPENBLAS_NUM_THREADS="1",
+                       OMP_NUM_THREADS=str(os.cpu_count()), OMP_THREAD_LIMIT=str(os.cpu_count()))
+    assert child.returncode == 0, child.stderr
+    out = child.stdout.split()
     started, setting, correct = int(out[0]), int(out[1]), out[2] == "True"
     assert correct
     assert setting == os.cpu_count()   # creation left the process's setting alone
