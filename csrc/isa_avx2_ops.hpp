@@ -47,6 +47,12 @@ static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm256_max_pd(
 // lane, small 3-D NXC maxima took 1.05-1.10x their time).
 static inline bool isa_any_nan(IsaF32 v) { return _mm256_movemask_ps(_mm256_cmp_ps((__m256)v, (__m256)v, _CMP_UNORD_Q)) != 0; }
 static inline bool isa_any_nan(IsaF64 v) { return _mm256_movemask_pd(_mm256_cmp_pd((__m256d)v, (__m256d)v, _CMP_UNORD_Q)) != 0; }
+// The lanes of `within` where neither a nor b is NaN (PairProbe).
+typedef uint32_t IsaLanes;   // one bit a lane
+constexpr IsaLanes kAllLanes = 0xff;
+static inline IsaLanes isa_ordered_lanes(IsaLanes within, IsaF32 a, IsaF32 b) {
+    return within & (IsaLanes)_mm256_movemask_ps(_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_ORD_Q));
+}
 // A 64-byte line (both pointers on one) stored past the caches.
 static inline void isa_store_line_uncached(void *to, const void *from) {
     _mm256_stream_si256((__m256i *)to, _mm256_load_si256((const __m256i *)from));

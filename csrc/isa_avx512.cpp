@@ -53,6 +53,12 @@ static inline IsaF32 isa_max(IsaF32 a, IsaF32 b) { return (IsaF32)_mm512_maskz_m
 static inline IsaF64 isa_max(IsaF64 a, IsaF64 b) { return (IsaF64)_mm512_maskz_max_pd((__mmask8)0xff, (__m512d)a, (__m512d)b); }
 static inline bool isa_any_nan(IsaF32 v) { return _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_UNORD_Q) != 0; }
 static inline bool isa_any_nan(IsaF64 v) { return _mm512_cmp_pd_mask((__m512d)v, (__m512d)v, _CMP_UNORD_Q) != 0; }
+// The lanes of `within` where neither a nor b is NaN (one masked compare).
+typedef __mmask16 IsaLanes;
+constexpr IsaLanes kAllLanes = kAll;
+static inline IsaLanes isa_ordered_lanes(IsaLanes within, IsaF32 a, IsaF32 b) {
+    return _mm512_mask_cmp_ps_mask(within, (__m512)a, (__m512)b, _CMP_ORD_Q);
+}
 // A 64-byte line (both pointers on one) stored past the caches.
 static inline void isa_store_line_uncached(void *to, const void *from) {
     _mm512_stream_si512((__m512i *)to, _mm512_load_si512(from));

@@ -82,6 +82,13 @@ static inline bool isa_any_nan(IsaF32 v) {
 static inline bool isa_any_nan(IsaF64 v) {
     return half::isa_any_nan(half_of<half::IsaF64>(v, 0)) || half::isa_any_nan(half_of<half::IsaF64>(v, 1));
 }
+// The lanes of `within` where neither a nor b is NaN, by halves.
+typedef uint32_t IsaLanes;   // one bit a lane
+constexpr IsaLanes kAllLanes = 0xffff;
+static inline IsaLanes isa_ordered_lanes(IsaLanes within, IsaF32 a, IsaF32 b) {
+    return within & (half::isa_ordered_lanes(half::kAllLanes, half_of<half::IsaF32>(a, 0), half_of<half::IsaF32>(b, 0)) |
+                     half::isa_ordered_lanes(half::kAllLanes, half_of<half::IsaF32>(a, 1), half_of<half::IsaF32>(b, 1)) << 8);
+}
 static inline void isa_store_line_uncached(void *to, const void *from) { half::isa_store_line_uncached(to, from); }
 #include "kernels.hpp"
 }  // namespace avx512_emulated

@@ -96,6 +96,15 @@ static inline void isa_store_u16_pair(void *p, IsaI32 a, IsaI32 b) {
     isa_store_u16((char *)p + 8, b);
 }
 static inline IsaF32 isa_load_f16(const void *) { return (IsaF32){}; }
+// The lanes of `within` where neither a nor b is NaN (PairProbe; split
+// pairs, which 16-byte vectors never take).
+typedef uint32_t IsaLanes;   // one bit a lane
+constexpr IsaLanes kAllLanes = 0xf;
+static inline IsaLanes isa_ordered_lanes(IsaLanes within, IsaF32 a, IsaF32 b) {
+    IsaLanes lanes = 0;
+    for (int i = 0; i < 4; ++i) lanes |= (IsaLanes)(a[i] == a[i] && b[i] == b[i]) << i;
+    return within & lanes;
+}
 static inline void isa_store_f16(void *, IsaF32) {}
 #include "kernels.hpp"
 }  // namespace baseline

@@ -544,26 +544,25 @@ static inline void store_pair_as(T *o, typename Vec<T>::V a, typename Vec<T>::V 
 // value exactly as it would in order.
 template <typename T, int NV>   // whether NV consecutive vectors of T go in such pairs
 constexpr bool kSplitPairs = __is_same(T, bf16) && kVecBytes == 64 && NV % 2 == 0;
-// A probed pass's NaN check on split pairs (Nan = false, ran_without_nan),
-// in their 16-bit lanes: the largest of the loaded values' bits with the
-// sign cleared, a NaN iff above +inf's 0x7f80 (infinities of both signs no
-// longer look like one).  An and and an unsigned maximum a pair, where the
-// float sums took two adds on the ports of the pair's two maxima.  bf16
-// NXC maxima at 1 and 2 threads: VGG's k2 s2 over 128 channels (register
-// blocks) 0.86-0.87 of the time; slid k3 s2 p1, ResNet-50's 0.73-0.74, 96
-// channels 0.76-0.77, the 3-D window 0.66-0.67.
+// A probed pass's NaN check on split pairs (Nan = false, ran_without_nan):
+// the lanes where neither half of any pair loaded so far was NaN, one
+// ordered compare of the pair's two widened vectors a load (on AVX-512 into
+// a mask register, under the lanes so far); infinities of both signs do not
+// look like a NaN.  From L2 a pair's split and maxima alone keep the vector
+// ports busy: on an Intel Xeon (Sapphire Rapids class) the 16-bit maxima of
+// the halves' magnitudes before (an and and a maximum a load) took bf16 k2
+// s2 NXC maxima over 128 x 56 x 56 1.08-1.15 of oneDNN's time, the compare
+// (with blocks_row's probes carried across a row) 1.02-1.06, ResNet-50's
+// slid k3 s2 p1 0.71 and 0.60-0.65.  (On an AMD Zen 4 the 16-bit maxima had
+// taken 0.73-0.87 of the time of float sums, two adds a pair.)
 struct PairProbe {
-    typedef uint16_t H __attribute__((vector_size(kVecBytes)));
-    typedef uint32_t U __attribute__((vector_size(kVecBytes)));
-    H top = {};
-    inline void add(U raw) {
-        const H m = (H)(raw & 0x7fff7fffu);
-        top = top > m ? top : m;
-    }
-    // As a float probe's sum: NaN in a lane where either half is.
+    IsaLanes ordered = kAllLanes;
+    template <typename V>
+    inline void add(V even, V odd) { ordered = isa_ordered_lanes(ordered, even, odd); }
+    // As a float probe's sum: NaN (in every lane) once any pair held one.
     template <typename V>
     inline V as_sum() const {
-        return (V)((U)top & 0xffff0000u) + (V)((U)top << 16);
+        return ordered == kAllLanes ? V{} : V{} + __builtin_nanf("");
     }
 };
 // (probe: a probed pass's, or null)
@@ -577,7 +576,7 @@ static inline __attribute__((always_inline)) void load_pair_split(const T *p, ty
     const U u = *(const U *)p;
     even = (V)(u << 16);
     odd = (V)(u & 0xffff0000u);
-    if (probe) probe->add(u);
+    if (probe) probe->add(even, odd);
 }
 // A split pair's lanes in channel order (two vectors of accumulators, as
 // load_vec would give them), and channel-ordered vectors split so.

@@ -238,7 +238,7 @@ static inline __attribute__((always_inline)) void store_point_vectors(T *o, cons
 template <typename T, int K, int NV, int NS, int NP, bool Split, bool Nan, bool First>
 static inline __attribute__((always_inline)) void tap_vectors(const T *p, const int64_t (&at)[NV],
                                                               typename Vec<T>::V (&acc)[NV],
-                                                              typename Vec<T>::V (&sum)[NS], PairProbe (&pairs)[NP]) {
+                                                              typename Vec<T>::V (&sum)[NS], PairProbe *pairs) {
     constexpr int G = 1 + Split;   // vectors a load gives
     for (int j = 0; j < NV; j += G) {
         typename Vec<T>::V v[2];
@@ -259,8 +259,9 @@ static inline __attribute__((always_inline)) void tap_vectors(const T *p, const 
 // infinities of both signs, make it NaN; the caller then pools the points
 // again with the tests), summed in registers first: added to probe[] tap by
 // tap, out of line (bf16), the sums went through memory and took the
-// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Split pairs probe in
-// their 16-bit lanes instead (PairProbe), folded into probe[] at the end.
+// ResNet-50 k3 s2 p1 at batch 32 1.3x its time.  Split pairs probe by an
+// ordered compare a load instead (PairProbe), folded into probe[] at the end,
+// or into the row's row_pairs (NS / 2 of them: the caller folds them).
 // Consecutive: at[j] = j * lanes (averages store those in pairs).
 // Ordered: each tap's loads issue before the next tap's (see ordered_row).
 template <typename T, int K, int NV, bool Consecutive, bool Nan = true, bool Ordered = false>
@@ -268,7 +269,8 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
                                                                 int64_t nkw, int64_t kstep, const int64_t (&at)[NV],
                                                                 T *o, int64_t nvalid,
                                                                 typename AvgOut<T, K>::Div div, const ExecCtx *c,
-                                                                typename Vec<T>::V *probe) {
+                                                                typename Vec<T>::V *probe,
+                                                                PairProbe *row_pairs = nullptr) {
     typedef typename Vec<T>::V V;
     constexpr int64_t VL = Vec<T>::lanes;
     // bf16 blocks go in pairs split by parity (load_pair_split) on 64-byte
@@ -279,7 +281,8 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
     constexpr int NS = NV < kBlockVecs ? NV : kBlockVecs;   // probe sums (wider points fold theirs)
     constexpr int NP = kSplit && !Nan ? NS / 2 : 1;         // pair probes, as many chains as the sums'
     V acc[NV], sum[NS];
-    PairProbe pairs[NP];
+    PairProbe own[NP];
+    PairProbe *const pairs = row_pairs ? row_pairs : own;
     // Maxima start from their first tap's values, not from a maximum with
     // -inf (and the probe sums from them, not from 0 + v): a vector
     // operation fewer per vector and point (VGG's k2 s2 maxima over 128
@@ -307,9 +310,10 @@ static inline __attribute__((always_inline)) void point_vectors(const T *p0, con
             if constexpr (Ordered) asm volatile("" ::: "memory");
         }
     }
-    if constexpr (!Nan && kSplit)
-        for (int j = 0; j < NP; ++j) probe[j] += pairs[j].template as_sum<V>();
-    else if constexpr (!Nan)
+    if constexpr (!Nan && kSplit) {
+        if (!row_pairs)
+            for (int j = 0; j < NP; ++j) probe[j] += own[j].template as_sum<V>();
+    } else if constexpr (!Nan)
         for (int j = 0; j < NS; ++j) probe[j] += sum[j];
     if (K == kMax && nvalid == 0) {
         for (int j = 0; j < NV; ++j)
@@ -620,18 +624,24 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
     int64_t tail_at[kBlockVecs];
     const bool tail_inline = tail_block<T, K>(full, C, tail_at);
+    // bf16 blocks' pair probes (masks) run on across the row and fold into
+    // probe[] once, where a fold at every point went through memory.
+    constexpr bool kRowPairs = !Nan && kSplitPairs<T, kBlockVecs>;
+    PairProbe row_pairs[kBlockVecs / 2];
     for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
         const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]);
         if (lead) lead_vector<T, K, Nan>(p, roff, nrows, kw, kstep, o, nvalid, div, c, probe);
         for (int64_t c0 = lead; c0 < full; c0 += VB)
             point_vectors<T, K, kBlockVecs, true, Nan>(p + c0, roff, nrows, kw, kstep, block.at, o + c0, nvalid, div,
-                                                      c, probe);
+                                                      c, probe, kRowPairs ? row_pairs : nullptr);
         if (tail_inline)
             point_vectors<T, K, kBlockVecs, false, Nan>(p, roff, nrows, kw, kstep, tail_at, o, nvalid, div, c, probe);
         else if (full < C)
             block_point<T, K, false>(p + full, roff, nrows, kw, kstep, C - full, o + full, nvalid, div, c, nullptr,
                                      full, C);
     }
+    if constexpr (kRowPairs)
+        for (int j = 0; j < kBlockVecs / 2; ++j) probe[j] += row_pairs[j].template as_sum<typename Vec<T>::V>();
 }
 template <typename T, int K, bool Nan>
 static void blocks_row_any(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
@@ -1120,7 +1130,7 @@ struct SlideCol {
 // One input column of a slid block: its (d, h) rows reduced (nrows >= 1;
 // NR of them when NR > 0).  Nan = false: float maxima without NaN tests, the
 // column's values summed into probe (see slide_block_erased), or split pairs
-// probed into pairs[] in their 16-bit lanes (PairProbe, one a pair;
+// probed into pairs[] by an ordered compare a load (PairProbe, one a pair;
 // slide_block folds them into probe).
 template <typename T, int K, int NV, int NR, bool Nan>
 static inline SlideCol<T, K, NV> slide_column(const T *pc, const int64_t *roff, int64_t nrows,

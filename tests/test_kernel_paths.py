@@ -1905,8 +1905,8 @@ def test_bf16_channel_blocks_split_by_parity(kind, window, nans, channels):
     are those of the same pooling in f32 rounded to bf16 (the same sums in the
     same order, one rounding), NaNs made quiet with their payloads, infinities
     kept, maxima of -0 -0, at 1 and 2 threads.  Without NaNs maxima stand as
-    their probed pass stored them, without its NaN tests (the register blocks'
-    16-bit probe tells infinities of both signs from a NaN)."""
+    their probed pass stored them, without its NaN tests (the split pairs'
+    probe, an ordered compare, tells infinities of both signs from a NaN)."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 9, 14, channels)).astype(ml_dtypes.bfloat16)   # NXC
     u = x.view(np.uint16)
