@@ -2531,6 +2531,45 @@ def test_strided_single_tap_windows_copy_a_subsampled_src(shape, attrs, layout, 
         assert_matches_reference(prim.execute(x), want_ref, kind, dtype, x)
 
 
+# NXC runs of every size class the copy moves in line (bytes per point:
+# under 4, 4-7, 8-15, 16 and past it by whole and overlapping 16-byte moves,
+# exactly 256, then memcpy past it), and NCX rows taken element by element.
+SUBSAMPLED_RUNS = [("u8", 1), ("u8", 3), ("s8", 5), ("f16", 3), ("bf16", 6), ("f32", 4), ("f16", 9), ("f32", 5),
+                   ("f64", 3), ("f32", 17), ("u8", 63), ("f64", 32), ("f32", 65), ("bf16", 129)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype,channels", SUBSAMPLED_RUNS, ids=[f"{d}-{c}" for d, c in SUBSAMPLED_RUNS])
+def test_kernel_1_subsamples_runs_of_every_size(dtype, channels, layout):
+    shape = (2, channels, 11, 13)
+    x = _integers(shape, dtype, 5) if dtype in ("u8", "s8") else make_input("MaxPool", shape, dtype, 5)
+    if layout == "NXC":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format=layout, kernel=[1, 1], strides=[2, 3])
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":copy"), prim.kernel_name
+    want = x[:, ::2, ::3] if layout == "NXC" else x[:, :, ::2, ::3]
+    dst = np.full(pd.dst_shape, 7, x.dtype)
+    assert prim.execute(x, dst=dst) is dst
+    assert np.array_equal(bits(dst), bits(want))
+
+
+@pytest.mark.parametrize("shape,dtype,layout", [((1, 838, 838, 3), "u8", "NXC"), ((1, 57, 57, 160), "f32", "NXC"),
+                                                ((3, 50, 130, 90), "f32", "NCX")], ids=str)
+def test_kernel_1_subsamples_split_among_threads_mid_row(shape, dtype, layout):
+    """Over 512 KB of dst the copy's rows (points, or NCX rows) go to
+    threads in chunks that end inside an output row: each resumes the walk
+    where the one before stopped."""
+    x = _integers(shape, dtype, 6) if dtype == "u8" else make_input("MaxPool", shape, dtype, 6)
+    pd = dp.PoolingDesc("MaxPool", shape, dtype, data_format=layout, kernel=[1, 1], strides=[2, 2])
+    want = x[:, ::2, ::2] if layout == "NXC" else x[:, :, ::2, ::2]
+    assert want.nbytes >= 512 << 10
+    for threads in (1, 2):
+        prim = dp.Pooling(pd, num_threads=threads)
+        assert prim.kernel_name.endswith(":copy"), prim.kernel_name
+        assert np.array_equal(bits(prim.execute(x)), bits(want))
+
+
 @pytest.mark.parametrize("attrs", [dict(strides=[2, 1], pads_end=[2, 0]), dict(pads_end=[0, 1]),
                                    dict(pads_begin=[1, 0]), dict(strides=[1, 2], rounding_type="ceil"),
                                    dict(strides=[3, 3], pads_begin=[0, 1], pads_end=[0, 1])], ids=str)
