@@ -36,6 +36,15 @@ constexpr int64_t kStreamSlack = 16;
 // at batch 8 0.98-1.05; four points on was mixed (DenseNet 1.18).
 constexpr int64_t kAheadDisjoint = 2, kAheadPoints = 4;
 
+// Rows of at most this many points go by row_group_points (where it
+// applies).  Measured (AVX-512, 1 thread, NXC f32 unless named, against the
+// rows one by one): 3-D k3 s(3,1,3) p(0,1,1) over 8 x 56 x 7 x 32, rows of
+// 3 points, 0.58 of the time (bf16 0.67, 2 threads 0.66); k3 s3 p(0,1)
+// over 2 x 224 x 5 x 48, rows of 2, 0.47 (f16 0.55); rows of 7-32 points
+// 0.73-1.0 (k3 s2 p1 over 16 x 14 x 14 0.73, k4 s4 over 24 x 56 x 56
+// 0.90); rows of 56-112 over 16-48 channels 0.96-1.10.
+constexpr int64_t kRowGroupMaxPoints = 32;
+
 // Src bytes from which kernels read their windows in address order
 // (ordered_row, SepPass::rows_in_order).  AMD EPYC, against the register
 // blocks: 12-13 MB of f32 (the k4 s4 over 256 channels at batch 3, VGG's k2
@@ -415,6 +424,44 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
             for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
     }
 }
+// G output rows whose H windows are alike (the same rows of each window,
+// the same divisor), of a vector of channels to under a block, pooled
+// point by point across the rows: point ow of each row at once, G * NV
+// chains.  Rows of few points have few whole windows to group along W,
+// and their border points (most of a row of 2-3 outputs) would go one at a
+// time, NV chains each.  pstep and ostep: one row on in src and dst.
+template <typename T, int K, int NV, int G>
+static void row_group_points(const T *p_row, const int64_t *roff, int64_t nrows, const AxisPlan &AW, int64_t sw,
+                             int64_t pstep, T *o_row, int64_t dw, int64_t ostep, int64_t C, int64_t div_dh,
+                             const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    int64_t at[NV];
+    for (int j = 0; j < NV; ++j) at[j] = j * VL < C - VL ? j * VL : C - VL;
+    for (int64_t ow = 0; ow < AW.out; ++ow) {
+        const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
+        int64_t wdiv[G];
+        for (int g = 0; g < G; ++g) wdiv[g] = AW.div[ow];
+        points_group<T, K, NV, G>(p_row + (ow * AW.s - AW.pb + kw0 * AW.d) * sw, roff, nrows, nkw, AW.d * sw, pstep,
+                                  at, o_row + ow * dw, ostep, div_dh, wdiv, c);
+    }
+}
+// Rows per row_group_points call: G * NV chains, 4-8.
+template <typename T>
+static inline int64_t row_group_rows(int64_t C) { return C <= 2 * Vec<T>::lanes ? 4 : 2; }
+template <typename T, int K>
+static void row_group_points_any(const T *p_row, const int64_t *roff, int64_t nrows, const AxisPlan &AW, int64_t sw,
+                                 int64_t pstep, T *o_row, int64_t dw, int64_t ostep, int64_t C, int64_t div_dh,
+                                 const ExecCtx *c) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    static_assert(kBlockVecs == 4, "a vector to under a block: 1 to 4 vectors, the last one overlapping");
+    switch ((C + VL - 1) / VL) {
+    case 1: row_group_points<T, K, 1, 4>(p_row, roff, nrows, AW, sw, pstep, o_row, dw, ostep, C, div_dh, c); break;
+    case 2: row_group_points<T, K, 2, 4>(p_row, roff, nrows, AW, sw, pstep, o_row, dw, ostep, C, div_dh, c); break;
+    case 3: row_group_points<T, K, 3, 2>(p_row, roff, nrows, AW, sw, pstep, o_row, dw, ostep, C, div_dh, c); break;
+    default: row_group_points<T, K, 4, 2>(p_row, roff, nrows, AW, sw, pstep, o_row, dw, ostep, C, div_dh, c); break;
+    }
+}
+
 // Calls run(KW, NR) with KW (and as many rows, square windows' whole rows)
 // fixed at compile time for 2 and 3 (integral constants; 0: at run time):
 // 0.80-0.90 of the time with both at run time.  The 2x2x2 window too (3-D
@@ -1339,9 +1386,29 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     [[maybe_unused]] const bool share = columns && AD.k == 1 && AH.s == 1 && AH.d == 1 && AH.k >= kIdxShareRows;
     int64_t col_lo = 0;
     [[maybe_unused]] const int64_t col_n = columns ? columns_read(AW, &col_lo) : 0;
+    // Rows of few points over a vector of channels to under a block, whose
+    // windows all hold a column, and that no row path above takes whole:
+    // row_group_points, row_group_rows rows at a time where their H windows
+    // are alike.
+    bool row_groups = few_channels && K != kQAvg && C >= Vec<T>::lanes && AW.out <= kRowGroupMaxPoints && !flat &&
+                      !decimate && !(slides_any.block && fw1 - fw0 >= 2);
+    for (int64_t ow = 0; row_groups && ow < AW.out; ++ow) row_groups = AW.kend[ow] > AW.kbeg[ow];
+    const int64_t group_rows = row_group_rows<T>(C);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t oh = r % AH.out, od = (r / AH.out) % AD.out, n = r / (AH.out * AD.out);
         const int64_t nrows = window_rows(c, od, oh, roff, ridx);
+        if (row_groups && nrows > 0 && r + group_rows <= r1 && oh + group_rows <= AH.out) {
+            bool alike = true;
+            for (int64_t g = 1; alike && g < group_rows; ++g)
+                alike = AH.kbeg[oh + g] == AH.kbeg[oh] && AH.kend[oh + g] == AH.kend[oh] && AH.div[oh + g] == AH.div[oh];
+            if (alike) {
+                row_group_points_any<T, K>(src + n * c->ss[0], roff, nrows, AW, c->ss[4], AH.s * c->ss[3],
+                                           dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3], c->ds[4], c->ds[3], C,
+                                           AD.div[od] * AH.div[oh], c);
+                r += group_rows - 1;
+                continue;
+            }
+        }
         if constexpr (WithIdx) {
             if (columns && nrows > 0) {
                 bool group = share && nrows == AH.k && r + kIdxShareRows <= r1 && oh + kIdxShareRows <= AH.out;

@@ -1068,6 +1068,58 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
         assert np.isnan(got[0, ..., channels - 1]).any() if dtype != "u8" else True
 
 
+# NXC rows of at most 32 points over a vector of channels to under a block
+# (16-63 f32 on AVX-512) pool point by point across output rows whose H
+# windows are alike, four rows at a time (two past two vectors of channels):
+# W borders on both sides of rows of 2-3 points, runs of alike rows cut by
+# the H border rows and by the threads' chunks, a 3-D window, dilated rows.
+ROW_GROUP_WINDOWS = [
+    ((2, 11, 7), dict(kernel=[3, 3], strides=[1, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 3, 13, 5), dict(kernel=[3, 3, 3], strides=[3, 1, 3], pads_begin=[0, 1, 1], pads_end=[0, 1, 1])),
+    ((1, 30, 5), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 1], pads_end=[0, 1])),
+    ((2, 9, 40), dict(kernel=[2, 4], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1], dilations=[2, 1])),
+]
+
+
+@pytest.mark.parametrize("channels", (16, 20, 33, 48, 63))
+@pytest.mark.parametrize("spatial,attrs", ROW_GROUP_WINDOWS, ids=[str(c[0]) for c in ROW_GROUP_WINDOWS])
+@pytest.mark.parametrize("kind,dtype", [("MaxPool", "f32"), ("MaxPool", "bf16"), ("MaxPool", "f64"), ("MaxPool", "u8"),
+                                        ("AvgPool", "f32"), ("AvgPool", "f16"), ("AvgPool", "f64")])
+def test_nxc_short_rows_pool_across_rows(spatial, attrs, channels, kind, dtype):
+    """The bits of the same channels pooled as part of 128 (point by point
+    within a row), at 1, 2 and 3 threads and into a dst view of every other
+    column; the reference's values, maxima with a NaN and infinities."""
+    n, *sp = spatial
+    if dtype == "u8":
+        x = _integers((n, *sp, channels), dtype, 23)
+    else:
+        x = np.moveaxis(make_input(kind, (n, channels, *sp), dtype, 23), 1, -1)
+        if kind == "MaxPool":
+            x[0, ..., 1, channels - 1] = np.nan   # a lane only the overlapping last vector has
+            x[-1, ..., 3, 0] = np.inf
+            x[-1, ..., 4, 1] = -np.inf
+    x = np.ascontiguousarray(x)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=channels % 2 == 0)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    np.testing.assert_array_equal(bits(got), bits(_inside_128_channels(x, kind, dtype, attrs)[1]))
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    out = pd.dst_shape
+    dst_base = np.zeros((*out[:-2], 2 * out[-2], out[-1]), x.dtype)
+    dst = dst_base[..., ::2, :]
+    assert prim.execute(x, dst=dst) is dst
+    np.testing.assert_array_equal(bits(dst), bits(got))
+    assert not np.any(bits(dst_base[..., 1::2, :]))   # nothing written between the view's columns
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    assert_matches_reference(got, want, kind, dtype, x)
+    if kind == "MaxPool" and dtype != "u8":
+        assert np.isnan(got[0, ..., channels - 1]).any()
+
+
 # NXC rows of a register block of channels or more (64 f32 on AVX-512, 32 on
 # AVX2): the points whose windows are whole pool in one loop per row
 # (blocks_row), the window's rows and columns fixed at compile time for 2x2
