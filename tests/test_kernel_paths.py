@@ -1068,6 +1068,18 @@ def test_nxc_rows_of_few_channels_match_wide_rows(spatial, attrs, channels, kind
         assert np.isnan(got[0, ..., channels - 1]).any() if dtype != "u8" else True
 
 
+def _on_the_channel_kernel(x, kind, dtype, attrs, exclude_pad):
+    """x (made contiguous) pooled NXC by the channel kernel, averages with
+    exclude_pad: (x, the attributes, the descriptor, the primitive, the result)."""
+    x = np.ascontiguousarray(x)
+    if kind == "AvgPool":
+        attrs = dict(attrs, exclude_pad=exclude_pad)
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    return x, attrs, pd, prim, prim.execute(x)
+
+
 # NXC rows of at most 32 points over a vector of channels to under a block
 # (16-63 f32 on AVX-512) pool point by point across output rows whose H
 # windows are alike, four rows at a time (two past two vectors of channels):
@@ -1098,13 +1110,7 @@ def test_nxc_short_rows_pool_across_rows(spatial, attrs, channels, kind, dtype):
             x[0, ..., 1, channels - 1] = np.nan   # a lane only the overlapping last vector has
             x[-1, ..., 3, 0] = np.inf
             x[-1, ..., 4, 1] = -np.inf
-    x = np.ascontiguousarray(x)
-    if kind == "AvgPool":
-        attrs = dict(attrs, exclude_pad=channels % 2 == 0)
-    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
-    prim = dp.Pooling(pd)
-    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
-    got = prim.execute(x)
+    x, attrs, pd, prim, got = _on_the_channel_kernel(x, kind, dtype, attrs, exclude_pad=channels % 2 == 0)
     np.testing.assert_array_equal(bits(got), bits(_inside_128_channels(x, kind, dtype, attrs)[1]))
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
@@ -1161,13 +1167,7 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
             x[-1].reshape(-1, channels)[-2, channels - 1] = np.nan      # the tail, near the end
             x[0].reshape(-1, channels)[3, 7] = np.inf
             x[0].reshape(-1, channels)[4, 7] = -np.inf
-    x = np.ascontiguousarray(x)
-    if kind == "AvgPool":
-        attrs = dict(attrs, exclude_pad=channels % 2 == 1)
-    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
-    prim = dp.Pooling(pd)
-    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
-    got = prim.execute(x)
+    x, attrs, pd, prim, got = _on_the_channel_kernel(x, kind, dtype, attrs, exclude_pad=channels % 2 == 1)
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
     want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
