@@ -932,6 +932,48 @@ def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
 
 
+# NXC rows slid in two passes or more (100 channels: more than one slid
+# block on every ISA and type) take their full windows in strips of at
+# least 8 outputs, every pass over a strip before the next strip starts:
+# rows of 38-151 outputs end on a partial strip.  1-D and 2-D k3 s2 maxima,
+# k3 s1 and k2 s1 over rows that are not dense (every other column: dense
+# stride-1 rows go flat), exclude-pad averages among them.
+SLID_STRIPS = [
+    ("MaxPool", (2, 301), dict(kernel=[3], strides=[2], pads_begin=[1], pads_end=[1])),
+    ("MaxPool", (1, 7, 83), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+    ("MaxPool", (1, 5, 90), dict(kernel=[3, 3], pads_begin=[1, 0], pads_end=[1, 0])),
+    ("AvgPool", (1, 5, 90), dict(kernel=[3, 3], pads_begin=[1, 0], pads_end=[1, 0], exclude_pad=True)),
+    ("AvgPool", (2, 4, 80), dict(kernel=[2, 2])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ("u8",))
+@pytest.mark.parametrize("kind,spatial,attrs", SLID_STRIPS, ids=[f"{c[0]} {c[1]} k{c[2]['kernel']}" for c in SLID_STRIPS])
+def test_nxc_rows_slid_in_strips(kind, spatial, attrs, dtype):
+    """Every output of every strip written once (dst starts as a sentinel),
+    the reference's values (NaN and infinities among the maxima' inputs),
+    the same bits at 2 and 3 threads."""
+    if kind == "AvgPool" and dtype == "u8":
+        pytest.skip("8-bit averages are quantized: their slid rows are tested above")
+    n, *sp = spatial
+    shape = (n, 100, *sp)
+    x = _integers(shape, dtype, 16) if dtype == "u8" else make_input(kind, shape, dtype, 16)
+    x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    if attrs.get("strides", [1])[-1] == 1:   # every other column of a wider array, the others never read
+        wide = np.full((*x.shape[:-2], 2 * x.shape[-2], x.shape[-1]), 99, x.dtype)
+        wide[..., ::2, :] = x
+        x = wide[..., ::2, :]
+    pd = dp.PoolingDesc(kind, x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert prim.kernel_name.endswith(":channel_block"), prim.kernel_name
+    got = np.full(pd.dst_shape, 77, x.dtype)
+    prim.execute(x, dst=got)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind=kind, data_format="NXC"))
+    assert_matches_reference(got, want, kind, dtype, x)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+
+
 @pytest.mark.parametrize("dtype", ("u8", "s8"))
 @pytest.mark.parametrize("exclude_pad", [True, False])
 @pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
