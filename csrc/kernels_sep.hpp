@@ -14,7 +14,8 @@
 // pools a chunk of rows as one flat run of values (chunk_plane): H taps over
 // runs of rows, W taps (C values apart with C lanes) masked at the rows' ends.
 // One lane with a small window (k2/k3 s2, k3 s3, k4 s4: most NCX
-// downsampling; k2/k3 s1; k1 s2-s4: decimation) fuses the W pass and the
+// downsampling; k2/k3 s1; k1 s2-s4: decimation; k2 s3, k2/k3 s4: windows
+// with gaps) fuses the W pass and the
 // finish in registers (kernels_phases.hpp), reading the stacked D/H result
 // or, for windows of one row, src itself.
 // With indices the W pass comes first (row-major first maximum); for values
@@ -1212,8 +1213,11 @@ struct SepPass {
         case 0x22: strided_row<2, 2>(X, out, dh); break;
         case 0x23: strided_row<2, 3>(X, out, dh); break;
         case 0x31: strided_row<3, 1>(X, out, dh); break;
+        case 0x32: strided_row<3, 2>(X, out, dh); break;
         case 0x33: strided_row<3, 3>(X, out, dh); break;
         case 0x41: strided_row<4, 1>(X, out, dh); break;
+        case 0x42: strided_row<4, 2>(X, out, dh); break;
+        case 0x43: strided_row<4, 3>(X, out, dh); break;
         case 0x44: strided_row<4, 4>(X, out, dh); break;
         }
     }
@@ -1628,8 +1632,11 @@ struct SepPass {
             case 0x22: direct_rows<2, 2>(n, ch, od, oh0, oh1); break;
             case 0x23: direct_rows<2, 3>(n, ch, od, oh0, oh1); break;
             case 0x31: direct_rows<3, 1>(n, ch, od, oh0, oh1); break;
+            case 0x32: direct_rows<3, 2>(n, ch, od, oh0, oh1); break;
             case 0x33: direct_rows<3, 3>(n, ch, od, oh0, oh1); break;
             case 0x41: direct_rows<4, 1>(n, ch, od, oh0, oh1); break;
+            case 0x42: direct_rows<4, 2>(n, ch, od, oh0, oh1); break;
+            case 0x43: direct_rows<4, 3>(n, ch, od, oh0, oh1); break;
             default: direct_rows<4, 4>(n, ch, od, oh0, oh1); break;
             }
         } else if (plane) {

@@ -577,6 +577,7 @@ constexpr int64_t kBlockMaxWideRow = 42, kBlockMinWideChannels = 32;      // man
 constexpr int64_t kBlockMaxDepthTapsRow = 36;                             // strided windows with depth taps
 constexpr int64_t kBlockMaxTaps2dRow = 64, kBlockMinTaps2dChannels = 16;  // 2-D windows of 3x the taps strides skip
 constexpr int64_t kBlockMinUnfusedChannels = 16;                          // strided rows without a fused W pass
+constexpr int64_t kBlockMaxGapPaddedRow = 256;                            // padded rows of windows with gaps
 constexpr int64_t kBlockPlaneLimitIntel = 4096;                           // 2-D planes, Intel cores
 // 2-D planes of this many bytes or more, over rows longer than kBlockMaxRow,
 // stay planar (DNNPOOL_BLOCK_PLANE_LIMIT sets it when a plan is made) but
@@ -651,8 +652,18 @@ bool channel_blocks_pay(const dp_plan &p, int variant, bool indices) {
     // 0.6-1.2, 8-bit values 2.3-4.7.  3-D windows of fewer taps than their
     // strides skip move planes they never read: 1.55 (k3x2x3 s3 over 5
     // planes).
+    // Windows with gaps between them (k < s) finish in registers too, but
+    // the blocks kept rows of up to kBlockMaxTaps2dRow, and padded rows up to
+    // kBlockMaxGapPaddedRow (stacked first one-lane).  Measured (Intel Xeon,
+    // 1 thread, 46 random NCX problems of k2 s3, k2 s4, k3 s4 windows, 16-256
+    // channels, f32 and bf16), one-lane time over the blocks': rows of 56-64
+    // 1.08-1.93; padded rows of 112-256 0.94-1.80; unpadded rows of 112-4096
+    // and padded ones of 1000-4096 0.36-0.96 (geometric mean about 0.6).
+    const bool w_padded = AW.pb > 0 || (AW.out - 1) * AW.s + AW.k > AW.in;
+    const bool fused_w = small_strided_code(AW) &&
+                         (AW.k >= AW.s || W > (w_padded ? kBlockMaxGapPaddedRow : kBlockMaxTaps2dRow));
     const bool unfused_rows = AW.s > 1 && AW.d == 1 && C >= kBlockMinUnfusedChannels && wide_values &&
-                              (AW.out < block_lanes(p) || !small_strided_code(AW)) &&
+                              (AW.out < block_lanes(p) || !fused_w) &&
                               (p.desc.ndims < 3 || AD.k * AH.k * AW.k >= AD.s * AH.s * AW.s);
     if (!unfused_rows) {
         if (!depth_slide && !depth_taps && !wide && !taps_2d && (W > kBlockMaxRow || C < kBlockMinChannels))

@@ -163,13 +163,14 @@ static inline int64_t slide_passes(int64_t k, bool is_max, int64_t unit) {
 static inline bool windows_disjoint(const AxisPlan &A) { return A.out == 1 || A.s >= (A.k - 1) * A.d + 1; }
 
 // The small strided windows along W (k2/k3 s1, k2/k3 s2, k3 s3, k4 s4, k1
-// s2-s4) whose one-lane rows the separable passes finish in registers
+// s2-s4, and windows with gaps between them: k2 s3, k2/k3 s4) whose
+// one-lane rows the separable passes finish in registers
 // (SepPass::fused_window, direct_window), as 16 * s + k; 0 for others.
 static inline int small_strided_code(const AxisPlan &AW) {
     if (AW.s > 4 || AW.k > 4) return 0;   // (bounded first: k18 s1 would read as 0x22)
     const int code = (int)(16 * AW.s + AW.k);
     return code == 0x12 || code == 0x13 || code == 0x21 || code == 0x22 || code == 0x23 || code == 0x31 ||
-                   code == 0x33 || code == 0x41 || code == 0x44
+                   code == 0x32 || code == 0x33 || code == 0x41 || code == 0x42 || code == 0x43 || code == 0x44
                ? code
                : 0;
 }

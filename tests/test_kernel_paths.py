@@ -55,6 +55,12 @@ CASES = [
      dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True, rounding_type="ceil")),
     ("k2 s2 max, wide rows", "MaxPool", (1, 2, 10, 70), dict(kernel=[2, 2], strides=[2, 2])),
     ("k3 s3 avg, wide padded rows", "AvgPool", (1, 2, 8, 100), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2])),
+    # windows with gaps between them (k < s), finished in registers from
+    # the padded rows like k = s
+    ("k2 s3 max, windows with gaps", "MaxPool", (2, 3, 9, 100), dict(kernel=[2, 2], strides=[3, 3])),
+    ("k3 s4 avg exclude ceil, windows with gaps, padded", "AvgPool", (1, 3, 12, 92),
+     dict(kernel=[3, 3], strides=[4, 4], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True, rounding_type="ceil")),
+    ("1d k2 s4 max, windows with gaps, padded", "MaxPool", (2, 5, 301), dict(kernel=[2], strides=[4], pads_begin=[1], pads_end=[1])),
     # NCX src rows 4 KB apart (1020 values): a window's taps in passes that
     # continue the partial results; each pass over a row of whole vectors
     # ends with a last vector overlapping the one before (maxima) or with
@@ -331,6 +337,13 @@ DIRECT_ROWS = [
     ((1, 2, 6, 9, 71), dict(kernel=[2, 2, 3], strides=[2, 1, 2])),
     ((1, 2, 13, 70), dict(kernel=[4, 2], strides=[2, 1])),
     ((1, 2, 5, 9, 70), dict(kernel=[1, 3, 3], strides=[1, 2, 1])),
+    # windows with gaps between them (k2 s3, k2 and k3 s4): the blocks load
+    # every position and keep the window's phases; the last block's loads
+    # end inside the row, the windows past it one by one
+    ((2, 3, 200), dict(kernel=[2], strides=[3])),
+    ((1, 2, 9, 130), dict(kernel=[2, 2], strides=[3, 3])),
+    ((1, 2, 7, 131), dict(kernel=[3, 2], strides=[2, 4], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 2, 6, 150), dict(kernel=[2, 3], strides=[1, 4])),
 ]
 
 
@@ -2450,7 +2463,7 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     # channels on: fewer outputs than a vector ...
     ((2, 24, 28, 28), [2, 2], [2, 3], [0, 0], "f32", True),
     ((1, 16, 40, 65), [1, 7], [1, 2], [0, 3], "f32", True),                # ... or a window past the small ones
-    ((1, 24, 112, 112), [2, 2], [2, 3], [0, 0], "f32", True),              # (rows of fewer outputs than a
+    ((1, 24, 112, 112), [2, 5], [2, 3], [0, 0], "f32", True),              # (rows of fewer outputs than a
     ((1, 16, 28, 28), [3, 3], [2, 4], [1, 1], "bf16", True),               # vector depend on the ISA: the
     ((1, 16, 8, 28, 28), [3, 3, 4], [2, 2, 3], [0, 0, 0], "f32", True),    # windows here are past the small
     ((1, 18, 16, 28, 28), [3, 3, 3], [1, 2, 4], [1, 1, 0], "f32", True),   # ones; a last block of 2 channels)
@@ -2458,6 +2471,13 @@ def test_global_planes_fold_in_groups_as_alone(plane, kind, dtype):
     ((1, 64, 112, 112), [3, 3], [2, 2], [1, 1], "f32", False),             # ... nor rows of 16 outputs or more (k3 s2)
     ((2, 24, 28, 28), [2, 2], [2, 3], [0, 0], "u8", False),                # ... nor 8-bit values
     ((1, 16, 5, 46, 25), [3, 2, 3], [3, 3, 3], [0, 0, 1], "f32", False),   # ... nor 3-D windows of fewer taps than strides skip
+    # windows with gaps (k < s) finish in registers, but the blocks keep
+    # their rows up to 64, and padded ones up to 256
+    ((1, 24, 56, 64), [2, 2], [2, 3], [0, 0], "f32", True),
+    ((1, 24, 112, 112), [2, 2], [2, 3], [0, 1], "f32", True),
+    ((1, 24, 112, 112), [2, 2], [2, 3], [0, 0], "f32", False),
+    ((2, 32, 1000), [2], [4], [1], "f32", False),
+    ((2, 32, 1000), [3], [4], [0], "bf16", False),
 ])
 def test_ncx_channel_blocks_are_chosen_for_short_rows(shape, kernel, strides, pads, dtype, expect_blocks, monkeypatch):
     """The rules as fitted on an AMD core, whose planes of any size may move
