@@ -61,10 +61,11 @@ constexpr int64_t kOrderedMinBytes = 8 << 20;
 // from ExecCtx::pair_ordered_floor bytes of src (pair_ordered_floor_bytes).
 constexpr int64_t kOrderedRowValues = 512;
 
-// Bytes of src (extent &AxisPlan::in) or dst (&AxisPlan::out).
+// Bytes of src (extent &AxisPlan::in) or dst (&AxisPlan::out): the whole
+// tensor's, a row segment's too (its choices are the whole row's).
 template <typename T>
 static inline int64_t tensor_bytes(const ExecCtx *c, int64_t AxisPlan::*extent) {
-    const AxisPlan *A = c->ax;
+    const AxisPlan *A = c->whole;
     return c->N * c->C * (A[0].*extent) * (A[1].*extent) * (A[2].*extent) * (int64_t)sizeof(T);
 }
 

@@ -19,6 +19,7 @@ using namespace dnnpool;
 
 namespace {
 struct ChannelBlocks;
+struct RowSegments;
 
 // What choosing and describing a kernel reads: the problem and its axis
 // tables (a channel block's NXC problem is one of these too).
@@ -37,6 +38,7 @@ struct dp_plan : Problem {
     int64_t alone_floor;            // ctx.prefetch_floor of one-lane separable passes on one thread
     ChannelBlocks *blocks;          // NCX pooled by channel blocks (channel_blocks_pay), or null
     bool copies;                    // single_tap_windows: calls without indices are copies
+    RowSegments *segments;          // channel-block rows split along W (plan_row_segments), or null
 };
 
 namespace {
@@ -225,6 +227,92 @@ bool global_plane(const Problem &p, const int64_t ss[5]) {
         expect *= ax.in;
     }
     return true;
+}
+
+// Channel-block rows (n, od, oh) too few to share among threads (batch-1
+// 1-D rows, short 2-D outputs) split along W into segments of output
+// points, each (row, segment) a task of its own.  A segment is the row's
+// problem over outputs [ow0, ow1): its W axis starts at the first input
+// column they read (no padding before it), its window tables are the row's
+// from ow0 on.  The segments depend on the problem alone, never on the
+// thread count, so every count computes the same segments to the same bits
+// (the kernels' row paths depend on the outputs they see).
+struct RowSegments {
+    int64_t count;
+    int64_t *ow0;          // [count] first output point
+    int64_t *iw0;          // [count] first input column
+    AxisPlan *ax;          // [count][kAxes] the segments' axes
+    int64_t *tables;       // one allocation behind ow0, iw0 and the axes' olo / ohi tables
+};
+// At least kSegTasks tasks wanted (two threads' chunks: rows of 8 or more
+// split along W ran the 1-D k4 s4 over 8 x 4096 x 256 no faster); segments
+// of kSegMinPoints points and kMinParallelWork tap-visits or more, from
+// kSegMinRowWork tap-visits on (under it threads do not pay: 1-D k3 s1 over
+// 1 x 400 x 64, 5.5 us, took 1.15x the time split and threaded).
+constexpr int64_t kSegTasks = 8, kSegMinPoints = 16, kSegMinRowWork = 4 * kMinParallelWork;
+int64_t row_segment_count(const dp_plan &p) {
+    const dp_desc &d = p.desc;
+    const int64_t rows = d.batch * p.ax[0].out * p.ax[1].out, OW = p.ax[2].out;
+    const int64_t work = dp_desc_dst_size(&d) * p.taps;
+    if (rows >= kSegTasks || work < kSegMinRowWork) return 1;
+    const int64_t count = std::min({(kSegTasks + rows - 1) / rows, OW / kSegMinPoints, work / kMinParallelWork});
+    // every segment after the first starts inside the input
+    for (int64_t i = 1; i < count; ++i)
+        if (OW * i / count * p.ax[2].s < p.ax[2].pb) return 1;
+    return count > 1 ? count : 1;
+}
+
+// Null when the rows stay whole (or memory runs out: they then stay whole too).
+RowSegments *plan_row_segments(const dp_plan &p) {
+    const int64_t count = row_segment_count(p);
+    if (count < 2) return nullptr;
+    const AxisPlan &AW = p.ax[2];
+    RowSegments *g = new (std::nothrow) RowSegments();
+    if (!g) return nullptr;
+    g->count = count;
+    g->ax = (AxisPlan *)std::malloc(sizeof(AxisPlan) * (size_t)(count * kAxes));
+    g->tables = (int64_t *)std::malloc(sizeof(int64_t) * (size_t)(count * (2 + 2 * AW.k)));
+    if (!g->ax || !g->tables) {
+        std::free(g->ax);
+        std::free(g->tables);
+        delete g;
+        return nullptr;
+    }
+    g->ow0 = g->tables;
+    g->iw0 = g->ow0 + count;
+    int64_t *cursor = g->iw0 + count;
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t ow0 = AW.out * i / count, ow1 = AW.out * (i + 1) / count;
+        const int64_t iw0 = i ? ow0 * AW.s - AW.pb : 0;
+        AxisPlan *ax = g->ax + i * kAxes;
+        ax[0] = p.ax[0];
+        ax[1] = p.ax[1];
+        AxisPlan &w = ax[2];
+        w = AW;
+        w.in = AW.in - iw0;
+        w.out = ow1 - ow0;
+        w.pb = i ? 0 : AW.pb;
+        w.kbeg = AW.kbeg + ow0;
+        w.kend = AW.kend + ow0;
+        w.div = AW.div + ow0;
+        w.olo = cursor; cursor += AW.k;
+        w.ohi = cursor; cursor += AW.k;
+        for (int64_t k = 0; k < AW.k; ++k) {
+            const int64_t hi = std::min(std::max(AW.ohi[k] - ow0, (int64_t)0), w.out);
+            w.olo[k] = std::min(std::max(AW.olo[k] - ow0, (int64_t)0), hi);
+            w.ohi[k] = hi;
+        }
+        g->ow0[i] = ow0;
+        g->iw0[i] = iw0;
+    }
+    return g;
+}
+
+void destroy_row_segments(RowSegments *g) {
+    if (!g) return;
+    std::free(g->ax);
+    std::free(g->tables);
+    delete g;
 }
 
 // Every window one tap inside src (kernel 1, no begin padding, no window
@@ -755,7 +843,7 @@ ExecCtx plan_ctx(const dp_plan &p) {
     to_logical(d, dense, c.ds);
     to_logical(d, dense, c.xs);
     index_strides(d, c.is);
-    c.ax = p.ax;
+    c.ax = c.whole = p.ax;
     c.N = d.batch;
     c.C = d.channels;
     c.qscale = d.src_scale / d.dst_scale;
@@ -972,6 +1060,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
     p->alone_floor = prefetch_floor_bytes(reads_kept_up(*p), true);
     p->blocks = nullptr;
     p->copies = single_tap_windows(*p);
+    p->segments = p->copies ? nullptr : plan_row_segments(*p);
     // Planned for the one-lane separable variant, the only one blocks replace
     // (dp_execute: dense NCX, or strided channels).
     if (!p->copies && channel_blocks_pay(*p, kSepPlane, false)) {
@@ -992,6 +1081,7 @@ int dp_plan_create(const dp_desc *d, dp_plan **out, char *msg, size_t size) {
 void dp_plan_destroy(dp_plan *p) {
     if (!p) return;
     delete p->blocks;
+    destroy_row_segments(p->segments);
     std::free(p->tables);
     delete p;
 }
@@ -1012,6 +1102,10 @@ const char *dp_plan_kernel_name(const dp_plan *p) {
     } else {
         const int n = std::snprintf(buf, sizeof buf, "%s:", isa_name(p->isa));
         describe_variant(*p, v, buf + n, sizeof buf - n);
+        if (v == kChannelBlock && p->segments) {   // (calls without indices)
+            const size_t used = std::strlen(buf);
+            std::snprintf(buf + used, sizeof buf - used, "+segments%lld", (long long)p->segments->count);
+        }
     }
     return buf;
 }
@@ -1044,6 +1138,22 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     }
     if (nt == 1 && variant == kSepPlane) c.prefetch_floor = p->alone_floor;
     const size_t scratch_bytes = kernel_scratch(*p, variant, indices != nullptr, &c);
+    if (variant == kChannelBlock && !indices && p->segments) {
+        // tasks (row, segment), segments of a row consecutive: a chunk reads on along src
+        const RowSegments &g = *p->segments;
+        const int64_t esize = (int64_t)dp_dtype_size(d.dtype);
+        return run_rows(variant_rows(variant, d.batch, d.channels, plane) * g.count, nt, scratch_bytes,
+                        [&](int64_t t0, int64_t t1, char *scratch) {
+                            for (int64_t t = t0; t < t1; ++t) {
+                                const int64_t r = t / g.count, i = t % g.count;
+                                ExecCtx s = c;
+                                s.ax = g.ax + i * kAxes;
+                                s.src = (const char *)c.src + g.iw0[i] * c.ss[4] * esize;
+                                s.dst = (char *)c.dst + g.ow0[i] * c.ds[4] * esize;
+                                fn(&s, r, r + 1, scratch);
+                            }
+                        });
+    }
     return run_rows(variant_rows(variant, d.batch, d.channels, plane), nt, scratch_bytes,
                      [&](int64_t r0, int64_t r1, char *scratch) { fn(&c, r0, r1, scratch); });
 }

@@ -70,6 +70,7 @@ constexpr size_t kDoublingSlackBytes = 6 * 64;
 // One execution: plan + tensors with logical (N, C, D, H, W) strides.
 struct ExecCtx {
     const AxisPlan *ax;             // [kAxes]
+    const AxisPlan *whole;          // [kAxes] the axes size-based choices read: ax's, or the whole row's for a row segment
     int64_t N, C;
     int64_t ss[5], ds[5], xs[5];    // src / dst / indices strides (elements), order N C D H W
     int64_t is[5];                  // index-value strides (the Indices convention), order N C D H W

@@ -15,6 +15,7 @@ Configurations the spec refuses (kernel larger than the padded input, an average
 divisor would be 0) must raise ValueError in dnnpool and in the reference.
 """
 
+import copy
 import os
 
 import numpy as np
@@ -65,15 +66,24 @@ def window_attrs(draw, rank, largest=3, largest_pad=4, largest_dilation=3):
 
 
 @st.composite
-def configs(draw, kind, dtypes, medium=False):
+def configs(draw, kind, dtypes, medium=False, long_rows=False):
     """A whole test configuration: PoolingDesc attributes, src values and views, dst.
-    medium: tensors and windows too large for the loop oracle (for padded_formulation)."""
-    rank = draw(st.integers(1, 3), "rank")
-    data_format = draw(st.sampled_from(["NXC", "NCX"]), "data_format")
-    batch = draw(st.integers(1, 2), "N")
-    channels = draw(st.sampled_from([1, 3, 16, 33] if medium else [1, 2, 3, 8, 17]), "C")
-    largest = (MEDIUM_SPATIAL_MAX if medium else SPATIAL_MAX)[rank]
-    spatial = draw(st.lists(st.integers(1, largest), min_size=rank, max_size=rank))
+    medium: tensors and windows too large for the loop oracle (for padded_formulation).
+    long_rows (with medium): batch-1 channels-last rows of 800-3000 columns over 24-160
+    channels, 1-D or 1-3 rows of 2-D, which the channel kernel splits along W for
+    the threads (plan_row_segments)."""
+    if long_rows:
+        rank = draw(st.integers(1, 2), "rank")
+        data_format, batch = "NXC", 1
+        channels = draw(st.sampled_from([24, 64, 100, 160]), "C")
+        spatial = [draw(st.integers(1, 3), "H")] * (rank - 1) + [draw(st.integers(800, 3000), "W")]
+    else:
+        rank = draw(st.integers(1, 3), "rank")
+        data_format = draw(st.sampled_from(["NXC", "NCX"]), "data_format")
+        batch = draw(st.integers(1, 2), "N")
+        channels = draw(st.sampled_from([1, 3, 16, 33] if medium else [1, 2, 3, 8, 17]), "C")
+        largest = (MEDIUM_SPATIAL_MAX if medium else SPATIAL_MAX)[rank]
+        spatial = draw(st.lists(st.integers(1, largest), min_size=rank, max_size=rank))
     src_shape = ((batch, *spatial, channels) if data_format == "NXC"
                  else (batch, channels, *spatial))
     dtype = draw(st.sampled_from(dtypes), "dtype")
@@ -147,9 +157,9 @@ def _as_view(array, how, rng):
 
 # ---------------------------------------------------------------- comparison
 
-def _run_dnnpool(config, src, rng):
+def _run_dnnpool(config, src, rng, threads=0):
     pd = dp.PoolingDesc(**config["attrs"])
-    prim = dp.Pooling(pd)
+    prim = dp.Pooling(pd, num_threads=threads)
     dst = None
     if config["dst"] is not None:   # a caller-provided output, possibly strided
         filler = np.full(tuple(pd.dst_shape), 7, reference.NUMPY_DTYPES[config["attrs"]["dtype"]])
@@ -218,9 +228,10 @@ def check_against_reference(config):
         _assert_average_close(got, want, config, logical)
 
 
-def check_against_vectorised_reference(config):
+def check_against_vectorised_reference(config, threads=(0,)):
     """As check_against_reference, against reference.padded_formulation (unrounded f64),
-    for tensors large enough to reach the kernels' interior fast paths."""
+    for tensors large enough to reach the kernels' interior fast paths; run at each
+    of `threads` (0: the default count), which must give the same bits."""
     attrs = config["attrs"]
     note(f"attrs={attrs}")
     rng = np.random.default_rng(config["seed"])
@@ -232,7 +243,12 @@ def check_against_vectorised_reference(config):
         with pytest.raises(ValueError):
             _run_dnnpool(config, src, rng)
         return
-    got, indices = _run_dnnpool(config, src, rng)
+    dst_rng = copy.deepcopy(rng)   # every count writes the same dst layout
+    got, indices = _run_dnnpool(config, src, rng, threads[0])
+    for count in threads[1:]:
+        other, other_indices = _run_dnnpool(config, src, copy.deepcopy(dst_rng), count)
+        assert np.ascontiguousarray(other).tobytes() == np.ascontiguousarray(got).tobytes(), f"{count} threads"
+        assert other_indices is None or np.array_equal(other_indices, indices), f"{count} threads"
     assert got.shape == want.shape
     if attrs["kind"] == "MaxPool":
         np.testing.assert_array_equal(got.astype(np.float64), want)
@@ -267,6 +283,18 @@ def test_quantized_avgpool_matches_reference(config):
     lambda kind: configs(kind, FLOATS + (INTEGERS if kind == "MaxPool" else ()), medium=True)))
 def test_medium_tensors_match_vectorised_reference(config):
     check_against_vectorised_reference(config)
+
+
+@settings(max_examples=EXAMPLES // 4)
+@given(st.sampled_from(["AvgPool", "MaxPool"]).flatmap(
+    lambda kind: configs(kind, FLOATS + (INTEGERS if kind == "MaxPool" else ()), medium=True, long_rows=True)))
+def test_long_channels_last_rows_match_vectorised_reference_at_any_thread_count(config):
+    try:
+        name = dp.Pooling(dp.PoolingDesc(**config["attrs"])).kernel_name
+        event("rows split into segments" if "+segments" in name else "whole rows")
+    except ValueError:
+        event("refused by the spec")   # (checked below)
+    check_against_vectorised_reference(config, threads=(1, 2, 3))
 
 
 @settings(max_examples=EXAMPLES)
