@@ -244,18 +244,21 @@ struct RowSegments {
     AxisPlan *ax;          // [count][kAxes] the segments' axes
     int64_t *tables;       // one allocation behind ow0, iw0 and the axes' olo / ohi tables
 };
-// At least kSegTasks tasks wanted (two threads' chunks: rows of 8 or more
-// split along W ran the 1-D k4 s4 over 8 x 4096 x 256 no faster); segments
-// of kSegMinPoints points and kMinParallelWork tap-visits or more, from
-// kSegMinRowWork tap-visits on (under it threads do not pay: 1-D k3 s1 over
-// 1 x 400 x 64, 5.5 us, took 1.15x the time split and threaded).
-constexpr int64_t kSegTasks = 8, kSegMinPoints = 16, kSegMinRowWork = 4 * kMinParallelWork;
+// Rows under kSegTasks split into kSegTasks tasks or more, in segments of
+// kSegMinPoints points or more and of kSegMinWork tap-visits times the rows
+// or more (more rows already give the threads work to share).  Measured
+// (Intel Xeon, 40 random NXC problems of 1-4 rows, f32, 1 and 2 threads;
+// 1-D unless named): a batch-1 row took 0.23-0.67 of its whole time at 2
+// threads (k3 s1 over 1000 x 64, 12 us: 0.57) and the same at 1; rows of 4
+// split into 8 tasks, and pairs of rows of 5-10 us split into 4, lost
+// 5-25% at 2 threads (more tasks, no better balance).
+constexpr int64_t kSegTasks = 4, kSegMinPoints = 16, kSegMinWork = 2 * kMinParallelWork;
 int64_t row_segment_count(const dp_plan &p) {
     const dp_desc &d = p.desc;
     const int64_t rows = d.batch * p.ax[0].out * p.ax[1].out, OW = p.ax[2].out;
     const int64_t work = dp_desc_dst_size(&d) * p.taps;
-    if (rows >= kSegTasks || work < kSegMinRowWork) return 1;
-    const int64_t count = std::min({(kSegTasks + rows - 1) / rows, OW / kSegMinPoints, work / kMinParallelWork});
+    if (rows >= kSegTasks) return 1;
+    const int64_t count = std::min({(kSegTasks + rows - 1) / rows, OW / kSegMinPoints, work / (kSegMinWork * rows)});
     // every segment after the first starts inside the input
     for (int64_t i = 1; i < count; ++i)
         if (OW * i / count * p.ax[2].s < p.ax[2].pb) return 1;
@@ -1139,20 +1142,24 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     if (nt == 1 && variant == kSepPlane) c.prefetch_floor = p->alone_floor;
     const size_t scratch_bytes = kernel_scratch(*p, variant, indices != nullptr, &c);
     if (variant == kChannelBlock && !indices && p->segments) {
-        // tasks (row, segment), segments of a row consecutive: a chunk reads on along src
+        // Tasks (segment, row), segment-major: a chunk's rows of one segment
+        // go in one call (a call's setup walks its points' window tables:
+        // a call per row and segment took a 1-D k3 s1 over 4 x 4096 x 7 at 1
+        // thread 1.39x the time of whole rows)
         const RowSegments &g = *p->segments;
         const int64_t esize = (int64_t)dp_dtype_size(d.dtype);
-        return run_rows(variant_rows(variant, d.batch, d.channels, plane) * g.count, nt, scratch_bytes,
-                        [&](int64_t t0, int64_t t1, char *scratch) {
-                            for (int64_t t = t0; t < t1; ++t) {
-                                const int64_t r = t / g.count, i = t % g.count;
-                                ExecCtx s = c;
-                                s.ax = g.ax + i * kAxes;
-                                s.src = (const char *)c.src + g.iw0[i] * c.ss[4] * esize;
-                                s.dst = (char *)c.dst + g.ow0[i] * c.ds[4] * esize;
-                                fn(&s, r, r + 1, scratch);
-                            }
-                        });
+        const int64_t rows = variant_rows(variant, d.batch, d.channels, plane);
+        return run_rows(rows * g.count, nt, scratch_bytes, [&](int64_t t0, int64_t t1, char *scratch) {
+            while (t0 < t1) {
+                const int64_t i = t0 / rows, r0 = t0 % rows, r1 = std::min(rows, r0 + (t1 - t0));
+                ExecCtx s = c;
+                s.ax = g.ax + i * kAxes;
+                s.src = (const char *)c.src + g.iw0[i] * c.ss[4] * esize;
+                s.dst = (char *)c.dst + g.ow0[i] * c.ds[4] * esize;
+                fn(&s, r0, r1, scratch);
+                t0 += r1 - r0;
+            }
+        });
     }
     return run_rows(variant_rows(variant, d.batch, d.channels, plane), nt, scratch_bytes,
                      [&](int64_t r0, int64_t r1, char *scratch) { fn(&c, r0, r1, scratch); });

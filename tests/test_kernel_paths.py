@@ -2726,25 +2726,27 @@ def test_quantized_kernel_1_averages_requantize():
 
 # NXC channel-kernel rows too few for the threads (batch 1, short outputs
 # along D and H) split along W into segments of output points, each a task
-# (plan_row_segments): rows under 8, at least 8 tasks wanted, segments of 16
-# points or more and of 2^15 tap-visits or more, from 2^17 tap-visits on.  The
-# segments depend on the problem alone: every thread count computes the same
-# segments to the same bits.  (NCX shapes; the last column: the segments.)
+# (plan_row_segments): rows under 4 into 4 tasks or more, segments of 16
+# points or more and of 2^16 tap-visits times the rows or more.  The
+# segments depend on the problem alone: every thread count computes the
+# same segments to the same bits.  (NCX shapes; the last column: the segments.)
 ROW_SEGMENTS = [
-    ("MaxPool", (1, 128, 2000), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1]), 7),
+    ("MaxPool", (1, 128, 2000), dict(kernel=[3], strides=[3], pads_begin=[1], pads_end=[1]), 3),
     ("AvgPool", (1, 64, 1204), dict(kernel=[4], strides=[2], pads_begin=[3], pads_end=[3], exclude_pad=True,
-                                    rounding_type="ceil"), 4),
-    ("AvgPool", (1, 80, 2100), dict(kernel=[5], pads_begin=[2], pads_end=[2]), 8),   # stride 1: flat rows
-    ("MaxPool", (1, 80, 2100), dict(kernel=[5], pads_begin=[2], pads_end=[2]), 8),
-    ("AvgPool", (1, 64, 3, 700), dict(kernel=[2, 3], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1]), 4),
-    ("MaxPool", (1, 64, 1600), dict(kernel=[3], strides=[2], dilations=[3], pads_begin=[3], pads_end=[3]), 4),
-    ("AvgPool", (1, 48, 2, 2, 900), dict(kernel=[2, 2, 3], strides=[1, 1, 3]), 5),
-    ("MaxPool", (2, 64, 1, 1500), dict(kernel=[1, 4], strides=[1, 4]), 4),
-    # whole rows: a segment would start in the begin padding (40 columns,
-    # segments of 25 points) ...
-    ("MaxPool", (1, 512, 60), dict(kernel=[3], dilations=[20], pads_begin=[40], pads_end=[40]), 1),
-    # ... or too little work for threads to pay
+                                    rounding_type="ceil"), 2),
+    ("AvgPool", (1, 80, 2100), dict(kernel=[5], pads_begin=[2], pads_end=[2]), 4),   # stride 1: flat rows
+    ("MaxPool", (1, 80, 2100), dict(kernel=[5], pads_begin=[2], pads_end=[2]), 4),
+    ("AvgPool", (1, 64, 3, 700), dict(kernel=[2, 3], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1]), 2),
+    ("MaxPool", (1, 256, 3, 900), dict(kernel=[1, 3], strides=[1, 3]), 2),
+    ("MaxPool", (1, 64, 1600), dict(kernel=[3], strides=[2], dilations=[3], pads_begin=[3], pads_end=[3]), 2),
+    ("AvgPool", (1, 48, 2, 2, 900), dict(kernel=[2, 2, 3], strides=[1, 1, 3]), 2),
+    ("MaxPool", (2, 128, 1, 1500), dict(kernel=[1, 4], strides=[1, 4]), 2),
+    # whole rows: a segment would start in the begin padding (60 columns,
+    # segments of 50 points) ...
+    ("MaxPool", (1, 512, 40), dict(kernel=[3], dilations=[30], pads_begin=[60], pads_end=[60]), 1),
+    # ... or too little work for threads to pay, in one row or in two
     ("AvgPool", (1, 64, 400), dict(kernel=[3], pads_begin=[1], pads_end=[1]), 1),
+    ("MaxPool", (2, 64, 1, 1500), dict(kernel=[1, 4], strides=[1, 4]), 1),
 ]
 
 
