@@ -259,10 +259,10 @@ int64_t row_segment_count(const dp_plan &p) {
     const int64_t work = dp_desc_dst_size(&d) * p.taps;
     if (rows >= kSegTasks) return 1;
     const int64_t count = std::min({(kSegTasks + rows - 1) / rows, OW / kSegMinPoints, work / (kSegMinWork * rows)});
-    // every segment after the first starts inside the input
-    for (int64_t i = 1; i < count; ++i)
-        if (OW * i / count * p.ax[2].s < p.ax[2].pb) return 1;
-    return count > 1 ? count : 1;
+    // every segment after the first starts inside the input (the second
+    // starts first)
+    if (count < 2 || OW / count * p.ax[2].s < p.ax[2].pb) return 1;
+    return count;
 }
 
 // Null when the rows stay whole (or memory runs out: they then stay whole too).
