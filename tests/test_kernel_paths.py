@@ -1250,6 +1250,57 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
             assert np.isnan(got).sum() == np.isnan(want).sum() >= 1   # (the tail NaN is outside some windows)
 
 
+# NXC float maxima over rows of fewer channels than a block (points_row):
+# a row's whole windows run first without NaN tests, summing into a probe
+# only the taps that read what no earlier point's probed taps did (the
+# first stride / dilation of each window when a point's step is whole
+# taps, all of them otherwise, the last point's other taps apart), and
+# again with the tests when the probe shows a NaN.  A NaN at every column
+# of a row in turn: the reference's values, and elsewhere the same bits as
+# the probed pass (+0 and -0 ties).  Rows under a vector and of 1-3
+# vectors; windows whose steps are 2, 3 and 1 taps, gaps between windows,
+# 2-D and 3-D windows.
+FEW_CHANNEL_WINDOWS = [
+    ((2, 23), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])),
+    ((1, 22), dict(kernel=[4], strides=[3], pads_begin=[1], pads_end=[1], rounding_type="ceil")),
+    ((1, 4, 21), dict(kernel=[2, 3], strides=[2, 2], dilations=[1, 3], pads_begin=[0, 2], pads_end=[1, 2])),
+    ((1, 4, 27), dict(kernel=[2, 2], strides=[2, 5])),
+    ((1, 3, 4, 19), dict(kernel=[2, 1, 3], strides=[2, 1, 4], dilations=[1, 1, 2], pads_begin=[0, 0, 1],
+                         pads_end=[1, 0, 1])),
+]
+
+
+@pytest.mark.parametrize("channels", (3, 12, 24, 40))
+@pytest.mark.parametrize("spatial,attrs", FEW_CHANNEL_WINDOWS, ids=[str(c[0]) for c in FEW_CHANNEL_WINDOWS])
+@pytest.mark.parametrize("dtype", ("f32", "f64", "f16", "bf16"))
+def test_nxc_few_channel_maxima_probed_for_nan(spatial, attrs, channels, dtype):
+    """The reference's values with one NaN at each column of a row in turn
+    (and with none), the probed pass's bits everywhere the NaN does not
+    reach."""
+    n, *sp = spatial
+    x = np.moveaxis(make_input("MaxPool", (n, channels, *sp), dtype, 43), 1, -1).copy()
+    x[np.isnan(x) | np.isinf(x)] = 0   # the NaNs placed below only
+    x, attrs, pd, prim, plain = _on_the_channel_kernel(x, "MaxPool", dtype, attrs, exclude_pad=False)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    assert_matches_reference(plain, want, "MaxPool", dtype, x)
+    assert not np.isnan(plain.astype(np.float64)).any()
+    rows = [(n - 1,) + tuple(v - 1 for v in sp[:-1])]   # the last row, and a middle one
+    if len(sp) > 1:
+        rows.append((0,) + tuple(v // 2 for v in sp[:-1]))
+    reached = 0
+    for row in rows:
+        for w in range(sp[-1]):
+            y = x.copy()
+            y[row + (w, (5 * w) % channels)] = np.nan
+            got = prim.execute(y)
+            want, _ = reference.padded_formulation(y, dict(attrs, kind="MaxPool", data_format="NXC"))
+            assert_matches_reference(got, want, "MaxPool", dtype, y)
+            spread = np.isnan(want)
+            reached += spread.any()
+            np.testing.assert_array_equal(bits(got[~spread]), bits(plain[~spread]))
+    assert reached >= len(rows) * sp[-1] // 3   # (windows with gaps between them skip columns)
+
+
 # NXC maxima with two or more points to a vector of channels (2 * C <= the
 # vector's lanes) and stride-2 windows of 2 or 3 dense columns pool each
 # output row's window rows into one flat row, then take a vector of outputs
