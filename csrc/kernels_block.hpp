@@ -433,7 +433,9 @@ static inline void probe_last_taps(const T *p, const int64_t *roff, int64_t nrow
 // from channel 0, its lanes past C reading the next positions (the caller
 // keeps every read inside src), stored whole where the points after it
 // write their own channels over the extra lanes (dense dst rows), the last
-// points through a buffer.
+// points through a buffer.  Nan = false: a probed pass (float maxima),
+// every point's first probe_taps taps summed into probe, then the last
+// point's others.
 template <typename T, int K, int NV, int KW, int NR, bool Nan>
 static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
