@@ -1304,7 +1304,11 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
     // signs); the first pass only writes dst.
     // ResNet-50's k3 s2 p1 in bf16 took 0.85 of the time, k3 s2 over 96
     // channels in f16 0.95; f32 ran as fast as with the tests, f64 1.08x.
-    if constexpr (K == kMax && sizeof(T) == 2 && __is_same(typename Traits<T>::Acc, float)) {
+    // k5 s2 (four combines a column loaded, where k3 s2 has two) probes
+    // f32 and f64 too.
+    typedef typename Traits<T>::Acc Acc;
+    if constexpr (K == kMax && (sizeof(T) == 2 ? __is_same(Acc, float)
+                                               : KW > 3 && (__is_same(T, float) || __is_same(T, double)))) {
         if (ran_without_nan<typename SlideOps<T, K>::V, NV>([&](auto *probe) {
                 slide_block<T, K, KW, S, NV, NR, false>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb,
                                                         div_dh, AW, c, ahead, probe);
@@ -1314,10 +1318,14 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
     slide_block<T, K, KW, S, NV, NR, true>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c,
                                            ahead, nullptr);
 }
-// The slid shapes: k3 s1 (inception), k2 s1, and k3 s2 (ResNet, when s2:
-// see slide_passes) as above; null otherwise.  Square: the rows of a square 2-D window (as many as its
+// The slid shapes: k3 s1 (inception), k2 s1, k3 s2 (ResNet) and k5 s2
+// maxima (the last two when s2: see slide_passes) as above; null
+// otherwise.  Square: the rows of a square 2-D window (as many as its
 // columns) fixed at compile time, for the rows that have them all (C = 16
-// k3 s2 NXC: 0.80 of the time with the count at run time).
+// k3 s2 NXC: 0.80 of the time with the count at run time).  k5 s2 loads
+// each column once where the points load it 2.5 times: 1-D over 2 x 1000
+// x 32 f32 took 0.82-0.84 of the probed points' time (0.64-0.67 from
+// numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.
 template <typename T, int K, int NV, bool Square>
 static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     constexpr int R2 = Square ? 2 : 0, R3 = Square ? 3 : 0;
@@ -1325,6 +1333,8 @@ static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV, R3>;
     if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV, R2>;
     if (AW.k == 3 && AW.s == 2 && s2 && K != kAvg) return slide_block_erased<T, K, 3, 2, NV, R3>;
+    if constexpr (K == kMax)
+        if (AW.k == 5 && AW.s == 2 && s2) return slide_block_erased<T, K, 5, 2, NV, 0>;
     return nullptr;
 }
 
@@ -1342,7 +1352,7 @@ static Slides row_slides(const AxisPlan &AW, bool s2, int64_t C) {
     sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, s2) : nullptr;
     sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, s2) : nullptr;
     if constexpr (kWholeSlides<T, K>) {
-        switch (sl.block ? whole_slide_vecs<T, K>(C) : 0) {
+        switch (sl.block && AW.k <= 3 ? whole_slide_vecs<T, K>(C) : 0) {   // (5 columns of 5 vectors: no room)
         case 3: sl.whole = slide_fn<T, K, 3, Square>(AW, s2); break;
         case 5: sl.whole = slide_fn<T, K, 5, Square>(AW, s2); break;
         }
@@ -1407,7 +1417,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
     // slid blocks prefetch the columns kAheadPoints points on
     const int64_t slide_ahead = prefetch ? kAheadPoints * AW.s * c->ss[4] : 0;
-    const bool slide_s2 = !prefetch || slide_passes<T, K>(C) == 1;   // whether k3 s2 slides
+    const bool slide_s2 = !prefetch || slide_passes<T, K>(C) == 1;   // whether k3 s2 and k5 s2 slide
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
     // where the points' and blocks_row's register blocks start
     // (channel_lead); not from DRAM (prefetching), where the head vector's

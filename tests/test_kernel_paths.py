@@ -808,6 +808,15 @@ SLID_STRIDE_2 = [
     ((1, 40, 5, 9, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ((1, 200, 6, 10), dict(kernel=[3, 3], strides=[1, 2], pads_begin=[1, 0], pads_end=[1, 1])),
 ]
+# k5 s2 maxima slide too (their whole blocks, half blocks and single
+# vectors, never one block of all the channels), f32 and f64 probed for NaN
+# like the 16-bit floats: 2-D windows of 3 and 2 rows (square k5 windows go
+# separable), 1-D rows, ceil rounding.
+SLID_K5_S2 = [
+    ((1, 101, 4, 15), dict(kernel=[3, 5], strides=[1, 2], pads_begin=[1, 2], pads_end=[1, 2])),
+    ((2, 48, 23), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])),
+    ((1, 40, 5, 16), dict(kernel=[2, 5], strides=[1, 2], rounding_type="ceil")),
+]
 
 
 @pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
@@ -846,9 +855,9 @@ def _integers(shape, dtype, seed):
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
-@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
-def test_nxc_k3_s2_maxima_slide_over_columns(shape, attrs, dtype):
-    """Slid k3 s2 maxima give the reference's values, the same bits at 1, 2
+@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2 + SLID_K5_S2, ids=[str(c[0]) for c in SLID_STRIDE_2 + SLID_K5_S2])
+def test_nxc_stride_2_maxima_slide_over_columns(shape, attrs, dtype):
+    """Slid k3 s2 and k5 s2 maxima give the reference's values, the same bits at 1, 2
     and 3 threads, and the values of the index path (point by point)."""
     x = _integers(shape, dtype, 11) if dtype in ("u8", "s8") else make_input("MaxPool", shape, dtype, 11)
     x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
@@ -863,9 +872,10 @@ def test_nxc_k3_s2_maxima_slide_over_columns(shape, attrs, dtype):
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0].astype(np.float64))
 
 
-# Slid maxima of 16-bit floats compare without NaN tests and slide a pass
-# again with them when a probe of its src values shows a NaN (f32 and f64
-# keep the tests): (position along the
+# Slid maxima of 16-bit floats (and k5 s2 ones of every float type)
+# compare without NaN tests and slide a pass again with them when a probe
+# of its src values shows a NaN (f32 and f64 k3 s2 keep the tests):
+# (position along the
 # flattened spatial axes, channel) in SLID_STRIDE_2's shapes; channels are
 # taken modulo C, so over 101 channels they fall in the whole block, the
 # half block and the last single vector.
@@ -881,7 +891,7 @@ SLID_SPECIALS = {
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("special", list(SLID_SPECIALS) + ["infinities of both signs"])
-@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2, ids=[str(c[0]) for c in SLID_STRIDE_2])
+@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2 + SLID_K5_S2, ids=[str(c[0]) for c in SLID_STRIDE_2 + SLID_K5_S2])
 def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
     """A NaN anywhere comes out in exactly the reference's windows, whether
     its pass was probed or tested; infinities of both signs (a probe that sums
