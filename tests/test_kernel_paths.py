@@ -817,6 +817,7 @@ SLID_K5_S2 = [
     ((2, 48, 23), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])),
     ((1, 40, 5, 16), dict(kernel=[2, 5], strides=[1, 2], rounding_type="ceil")),
 ]
+SLID_MAXIMA = SLID_STRIDE_2 + SLID_K5_S2
 
 
 @pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
@@ -855,7 +856,7 @@ def _integers(shape, dtype, seed):
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
-@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2 + SLID_K5_S2, ids=[str(c[0]) for c in SLID_STRIDE_2 + SLID_K5_S2])
+@pytest.mark.parametrize("shape,attrs", SLID_MAXIMA, ids=[str(c[0]) for c in SLID_MAXIMA])
 def test_nxc_stride_2_maxima_slide_over_columns(shape, attrs, dtype):
     """Slid k3 s2 and k5 s2 maxima give the reference's values, the same bits at 1, 2
     and 3 threads, and the values of the index path (point by point)."""
@@ -891,7 +892,7 @@ SLID_SPECIALS = {
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("special", list(SLID_SPECIALS) + ["infinities of both signs"])
-@pytest.mark.parametrize("shape,attrs", SLID_STRIDE_2 + SLID_K5_S2, ids=[str(c[0]) for c in SLID_STRIDE_2 + SLID_K5_S2])
+@pytest.mark.parametrize("shape,attrs", SLID_MAXIMA, ids=[str(c[0]) for c in SLID_MAXIMA])
 def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
     """A NaN anywhere comes out in exactly the reference's windows, whether
     its pass was probed or tested; infinities of both signs (a probe that sums
