@@ -1325,7 +1325,9 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
 // k3 s2 NXC: 0.80 of the time with the count at run time).  k5 s2 loads
 // each column once where the points load it 2.5 times: 1-D over 2 x 1000
 // x 32 f32 took 0.82-0.84 of the probed points' time (0.64-0.67 from
-// numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.
+// numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.  k5 s2 never
+// slides a row as one block of 3 or 5 vectors (whole_slide_vecs): 5 columns
+// of 5 vectors leave no room in the registers.
 template <typename T, int K, int NV, bool Square>
 static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     constexpr int R2 = Square ? 2 : 0, R3 = Square ? 3 : 0;
@@ -1333,7 +1335,7 @@ static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV, R3>;
     if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV, R2>;
     if (AW.k == 3 && AW.s == 2 && s2 && K != kAvg) return slide_block_erased<T, K, 3, 2, NV, R3>;
-    if constexpr (K == kMax)
+    if constexpr (K == kMax && (NV == kSlideVecs<K> || NV <= kSlideVecs<K> / 2))
         if (AW.k == 5 && AW.s == 2 && s2) return slide_block_erased<T, K, 5, 2, NV, 0>;
     return nullptr;
 }
@@ -1352,7 +1354,7 @@ static Slides row_slides(const AxisPlan &AW, bool s2, int64_t C) {
     sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, s2) : nullptr;
     sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, s2) : nullptr;
     if constexpr (kWholeSlides<T, K>) {
-        switch (sl.block && AW.k <= 3 ? whole_slide_vecs<T, K>(C) : 0) {   // (5 columns of 5 vectors: no room)
+        switch (sl.block ? whole_slide_vecs<T, K>(C) : 0) {
         case 3: sl.whole = slide_fn<T, K, 3, Square>(AW, s2); break;
         case 5: sl.whole = slide_fn<T, K, 5, Square>(AW, s2); break;
         }
