@@ -808,7 +808,7 @@ SLID_STRIDE_2 = [
     ((1, 40, 5, 9, 11), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ((1, 200, 6, 10), dict(kernel=[3, 3], strides=[1, 2], pads_begin=[1, 0], pads_end=[1, 1])),
 ]
-# k5 s2 maxima slide too (their whole blocks, half blocks and single
+# k5 s2 maxima slide too (in blocks of kSlideVecs, half blocks and single
 # vectors, never one block of all the channels), f32 and f64 probed for NaN
 # like the 16-bit floats: 2-D windows of 3 and 2 rows (square k5 windows go
 # separable), 1-D rows, ceil rounding.
@@ -876,8 +876,8 @@ def test_nxc_stride_2_maxima_slide_over_columns(shape, attrs, dtype):
 # Slid maxima of 16-bit floats (and k5 s2 ones of every float type)
 # compare without NaN tests and slide a pass again with them when a probe
 # of its src values shows a NaN (f32 and f64 k3 s2 keep the tests):
-# (position along the
-# flattened spatial axes, channel) in SLID_STRIDE_2's shapes; channels are
+# (position along the flattened spatial axes, channel) in SLID_MAXIMA's
+# shapes; channels are
 # taken modulo C, so over 101 channels they fall in the whole block, the
 # half block and the last single vector.
 SLID_SPECIALS = {
