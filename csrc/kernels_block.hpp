@@ -509,7 +509,9 @@ static void row_group_points_any(const T *p_row, const int64_t *roff, int64_t nr
 // 0.80-0.90 of the time with both at run time.  The 2x2x2 window too (3-D
 // k2 over 64-256 channels, AMD EPYC: averages 0.87-0.94, maxima 0.98).  One row of 4 columns too
 // (1-D k4): k4 s2 over 128-256 channels 0.75-0.80 of the time, 8-16
-// channels 0.85 (k4 s4 is memory-bound: 1.0).
+// channels 0.85 (k4 s4 is memory-bound: 1.0).  And one row of 3 (1-D k3):
+// k3 s3 maxima over 2 x 4096 x 80 f32 0.90, over 32 channels 0.93, k3 s3
+// averages over 128 channels 0.97.
 template <typename Run>
 static inline void with_window_constants(int64_t kw, int64_t nrows, Run run) {
     using I0 = std::integral_constant<int, 0>;
@@ -518,6 +520,7 @@ static inline void with_window_constants(int64_t kw, int64_t nrows, Run run) {
     using I3 = std::integral_constant<int, 3>;
     using I4 = std::integral_constant<int, 4>;
     if (kw == 4 && nrows == 1) run(I4{}, I1{});
+    else if (kw == 3 && nrows == 1) run(I3{}, I1{});
     else if (kw == 2 && nrows == 2) run(I2{}, I2{});
     else if (kw == 2 && nrows == 4) run(I2{}, I4{});
     else if (kw == 3 && nrows == 3) run(I3{}, I3{});
@@ -1320,17 +1323,20 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
 }
 // The slid shapes: k3 s1 (inception), k2 s1, k3 s2 (ResNet) and k5 s2
 // maxima (the last two when s2: see slide_passes) as above; null
-// otherwise.  Square: the rows of a square 2-D window (as many as its
-// columns) fixed at compile time, for the rows that have them all (C = 16
-// k3 s2 NXC: 0.80 of the time with the count at run time).  k5 s2 loads
+// otherwise.  Rows: the window's rows fixed at compile time, for the rows
+// that have them all: kSquareRows, those of a square 2-D window (as many as
+// its columns; C = 16 k3 s2 NXC: 0.80 of the time with the count at run
+// time), or 1 (1-D windows: k3 s2 over 2 x 4096 x 80 f32, one block of 5
+// vectors, 0.63 of the time), 0: at run time.  k5 s2 loads
 // each column once where the points load it 2.5 times: 1-D over 2 x 1000
 // x 32 f32 took 0.82-0.84 of the probed points' time (0.64-0.67 from
 // numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.  k5 s2 never
 // slides a row as one block of 3 or 5 vectors (whole_slide_vecs): 5 columns
 // of 5 vectors leave no room in the registers.
-template <typename T, int K, int NV, bool Square>
+constexpr int kSquareRows = -1;
+template <typename T, int K, int NV, int Rows>
 static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
-    constexpr int R2 = Square ? 2 : 0, R3 = Square ? 3 : 0;
+    constexpr int R2 = Rows == kSquareRows ? 2 : Rows, R3 = Rows == kSquareRows ? 3 : Rows;
     if (AW.d != 1) return nullptr;
     if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV, R3>;
     if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV, R2>;
@@ -1347,16 +1353,16 @@ static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
 struct Slides {
     SlideFn block = nullptr, half = nullptr, one = nullptr, whole = nullptr;
 };
-template <typename T, int K, bool Square>
+template <typename T, int K, int Rows>
 static Slides row_slides(const AxisPlan &AW, bool s2, int64_t C) {
     Slides sl;
-    sl.block = slide_fn<T, K, kSlideVecs<K>, Square>(AW, s2);
-    sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Square>(AW, s2) : nullptr;
-    sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Square>(AW, s2) : nullptr;
+    sl.block = slide_fn<T, K, kSlideVecs<K>, Rows>(AW, s2);
+    sl.half = sl.block && K != kAvg ? slide_fn<T, K, kSlideVecs<K> / 2, Rows>(AW, s2) : nullptr;
+    sl.one = kSlideVecs<K> / 2 == 1 ? sl.half : sl.half ? slide_fn<T, K, 1, Rows>(AW, s2) : nullptr;
     if constexpr (kWholeSlides<T, K>) {
         switch (sl.block ? whole_slide_vecs<T, K>(C) : 0) {
-        case 3: sl.whole = slide_fn<T, K, 3, Square>(AW, s2); break;
-        case 5: sl.whole = slide_fn<T, K, 5, Square>(AW, s2); break;
+        case 3: sl.whole = slide_fn<T, K, 3, Rows>(AW, s2); break;
+        case 5: sl.whole = slide_fn<T, K, 5, Rows>(AW, s2); break;
         }
     }
     return sl;
@@ -1394,6 +1400,14 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const int64_t C = c->C;
     typedef typename Traits<T>::Acc Acc;
     constexpr bool probe_points = K == kMax && !WithIdx && (__is_same(Acc, float) || __is_same(Acc, double));
+    // f32 and f64 maxima on AVX-512 test for NaN as they go (a compare into a
+    // mask and a masked move) in whole blocks and points instead of probing:
+    // the probe's adds (one a loaded vector, on chains through memory
+    // between points) limited the loop.  Against probed, 1 thread: 1-D k3 s2
+    // over 2 x 4096 x 128 f32 0.85 of the time (routed to the points as
+    // below), k3 s3 over 80 and 128 channels 0.90-0.92, VGG's k2 s2 0.97
+    // (2 threads 0.90), GoogLeNet's k3 s2 over 832 channels 0.92-0.94.
+    constexpr bool tested_blocks = probe_points && kVecBytes == 64 && (__is_same(T, float) || __is_same(T, double));
     int64_t *roff = (int64_t *)scratch;          // src offsets of the window's (d, h) rows
     int64_t *ridx = roff + c->taps_max;          // their index values
     const bool stream = windows_disjoint(AD) && windows_disjoint(AH) && windows_disjoint(AW) &&
@@ -1419,15 +1433,35 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
     // slid blocks prefetch the columns kAheadPoints points on
     const int64_t slide_ahead = prefetch ? kAheadPoints * AW.s * c->ss[4] : 0;
-    const bool slide_s2 = !prefetch || slide_passes<T, K>(C) == 1;   // whether k3 s2 and k5 s2 slide
+    // Whether k3 s2 and k5 s2 slide: rows one pass takes, and under the
+    // prefetching floor k5 s2 (whose slides load each column once where the
+    // points load it 2.5 times), rows of one whole block (whole_slide_vecs)
+    // and k3 s2 rows that tested_blocks' points do not take.  Those take k3
+    // s2 rows of more than two slid blocks, and over one-row (1-D) windows
+    // of more than one: the later passes' gapped streams cost more than the
+    // points' reloaded columns.  Against the slides, 1 thread, f32: 1-D over
+    // 2 x 4096 x 96-256 channels 0.62-0.86 of the time (4 x 4096 x 128 at 2
+    // threads 0.65), 2-D over 1 x 160-256 x 56 x 56 0.84-0.96 (256 at 2
+    // threads 0.92); f64 1-D over 2 x 4096 x 48-128 0.83-0.84, 2-D over 1 x
+    // 128 x 56 x 56 0.85.  Slid, 2-D rows of up to two blocks took 0.91-0.97
+    // of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x 56 x 56).
+    const int64_t slid_block = kSlideVecs<K> * SlideOps<T, K>::lanes;
+    const bool k3_points = tested_blocks && AW.k == 3 && !whole_slide_vecs<T, K>(C) &&
+                           (C > 2 * slid_block || (AD.k * AH.k == 1 && C > slid_block));
+    const bool slide_s2 = slide_passes<T, K>(C) == 1 || (!prefetch && !k3_points);
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
     // where the points' and blocks_row's register blocks start
     // (channel_lead); not from DRAM (prefetching), where the head vector's
     // loads cost the 1-D k4 s4 at 2 threads 1.05-1.21x (1 thread 1.01)
     const int64_t lead = WithIdx || stream || prefetch ? 0 : channel_lead<T>(c);
-    const Slides slides_any = slides ? row_slides<T, K, false>(AW, slide_s2, C) : Slides{};
-    // rows of a square 2-D window that have all of them: the count fixed
-    const Slides slides_square = slides && AD.k == 1 && AH.k == AW.k ? row_slides<T, K, true>(AW, slide_s2, C) : Slides{};
+    const Slides slides_any = slides ? row_slides<T, K, 0>(AW, slide_s2, C) : Slides{};
+    // rows that have all of a square 2-D window's rows, or a 1-D window's
+    // one row: the count fixed (fixed_rows of them)
+    const bool one_row = AD.k == 1 && AH.k == 1, square = AD.k == 1 && AH.k == AW.k;
+    const int64_t fixed_rows = one_row ? 1 : AW.k;
+    const Slides slides_fixed = !slides ? Slides{}
+                                : one_row ? row_slides<T, K, 1>(AW, slide_s2, C)
+                                : square  ? row_slides<T, K, kSquareRows>(AW, slide_s2, C) : Slides{};
     // Output columns [fw0, fw1) see their whole window (the same in every
     // row).  Stride-1 rows dense in (w, c) take those of fw0's divisor,
     // [fw0, flat1), as one flat row (flat_row); slid blocks take them all
@@ -1591,7 +1625,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             ow0 = fw0, ow1 = flat1, c_done = C;
         } else if (slides_any.block && nrows > 0 && fw1 - fw0 >= 2 && C >= SlideOps<T, K>::lanes &&
                    !(K == kQAvg && nrows * AW.k > kNarrowTaps)) {
-            const Slides &sl = slides_square.block && nrows == AW.k ? slides_square : slides_any;
+            const Slides &sl = slides_fixed.block && nrows == fixed_rows ? slides_fixed : slides_any;
             T *o_row = dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3];
             for (int64_t s0 = fw0; s0 < fw1; s0 += slide_strip) {
                 const int64_t s1 = fw1 - s0 > slide_strip ? s0 + slide_strip : fw1;
@@ -1652,8 +1686,8 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         };
         // Float maxima whose points all go one by one or in blocks_row: the
         // row without NaN tests, probed, and again with them when the probe
-        // shows a NaN.
-        if constexpr (probe_points) {
+        // shows a NaN (but see tested_blocks).
+        if constexpr (probe_points && !tested_blocks) {
             auto untested = [&](auto *probe) {
                 const int64_t b0 = row_blocks ? fw0 : AW.out, b1 = row_blocks ? fw1 : AW.out;
                 const int64_t parts[2][2] = {{0, b0}, {b1, AW.out}};   // the points around the whole windows

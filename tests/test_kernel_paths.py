@@ -918,11 +918,12 @@ def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
 # NXC rows of exactly 3 or 5 vectors of f32 or f64 maxima (48, 80 and 24,
 # 40 channels on AVX-512) slide as one block of all their channels instead
 # of a block of 4 and a half block (other ISAs split them, to the same
-# bits), rows of 6 vectors (96 and 48) as the two: k3 s2 (even and odd
-# widths, ceil rounding, 3-D), and k3 s1
-# and k2 s1 over rows that are not dense (a view of every other column:
-# dense stride-1 rows go flat instead; the k3 s1 window leaves W unpadded,
-# where "same" windows over dense rows of 480 values would plan flat planes).
+# bits), rows of 6 vectors (96 and 48) as the two, except k3 s2 over 1-D
+# windows, which the points take: k3 s2 (even and odd widths, ceil rounding,
+# 3-D, 1-D), and k3 s1 and k2 s1 over rows that are not dense (a view of
+# every other column: dense stride-1 rows go flat instead; the k3 s1 window
+# leaves W unpadded, where "same" windows over dense rows of 480 values
+# would plan flat planes), 1-D windows (their one row fixed) among them.
 WHOLE_SLID_CHANNELS = {"f32": (48, 80, 96), "f64": (24, 40, 48)}
 WHOLE_SLID_WINDOWS = [
     ((1, 9, 12), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
@@ -930,6 +931,9 @@ WHOLE_SLID_WINDOWS = [
     ((1, 5, 7, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
     ((1, 7, 20), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 0], pads_end=[1, 0])),
     ((1, 6, 18), dict(kernel=[2, 2], strides=[1, 1])),
+    ((2, 29), dict(kernel=[3], strides=[2], pads_begin=[1], pads_end=[1])),
+    ((1, 40), dict(kernel=[3], strides=[1])),
+    ((1, 36), dict(kernel=[2], strides=[1])),
 ]
 
 
@@ -957,6 +961,57 @@ def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
     want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
     np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
     assert np.isnan(got).sum() == np.isnan(want).sum() >= 2
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+
+
+# NXC k3 s2 maxima of f32 and f64 that would slide in two passes or more
+# take the points instead on AVX-512 (NaN tests as they go, no probe): rows
+# of two slid blocks or more (128 f32 and 64 f64 channels), and of one and
+# a half over 1-D windows; elsewhere they slide, to the same bits.  The
+# points' register blocks start after channel_lead's head vector when src
+# sits 16 bytes past a cache line (numpy's large arrays), at the line
+# otherwise: both placements, NaNs in the head, a block and the tail.
+TESTED_POINTS_CHANNELS = {"f32": (96, 100, 128, 200, 256), "f64": (48, 64, 100)}
+TESTED_POINTS_WINDOWS = [
+    ((2, 37), dict(kernel=[3], strides=[2], pads_begin=[1], pads_end=[1])),
+    ((1, 9, 12), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 8, 13), dict(kernel=[3, 3], strides=[2, 2], rounding_type="ceil")),
+    ((1, 5, 7, 9), dict(kernel=[3, 3, 3], strides=[2, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+]
+TESTED_POINTS = [(d, ch, w) for d, chs in TESTED_POINTS_CHANNELS.items() for ch in chs
+                 for w in range(len(TESTED_POINTS_WINDOWS))]
+
+
+@pytest.mark.parametrize("offset_bytes", (0, 16))
+@pytest.mark.parametrize("dtype,channels,window", TESTED_POINTS,
+                         ids=[f"{d}-{ch}-{TESTED_POINTS_WINDOWS[w][0]}" for d, ch, w in TESTED_POINTS])
+def test_nxc_k3_s2_maxima_over_many_channels(dtype, channels, window, offset_bytes):
+    """The reference's maxima exactly; NaNs in exactly the reference's
+    windows (head vector, a middle block, the last channel); infinities of
+    both signs; the same bits at 2 and 3 threads and the index path's
+    values.  src is a view starting offset_bytes past a 64-byte boundary."""
+    spatial, attrs = TESTED_POINTS_WINDOWS[window]
+    n, *sp = spatial
+    shape = (n, *sp, channels)
+    size = math.prod(shape)
+    itemsize = np.dtype(NUMPY[dtype]).itemsize
+    buf = np.empty(size * itemsize + 128, np.uint8)
+    start = -buf.ctypes.data % 64 + offset_bytes
+    x = buf[start:start + size * itemsize].view(NUMPY[dtype]).reshape(shape)
+    x[...] = np.round(np.random.default_rng(17).standard_normal(shape) * 8)
+    assert x.ctypes.data % 64 == offset_bytes
+    rows = x.reshape(n, -1, channels)   # (n, positions, channels), a view
+    rows[0, 4, 2] = rows[0, 7, channels // 2] = rows[-1, -3, channels - 1] = np.nan
+    rows[0, 9, 40], rows[0, 10, 40] = np.inf, -np.inf
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
+    assert np.isnan(got).sum() == np.isnan(want).sum() >= 3
     for threads in (2, 3):
         np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
     np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
