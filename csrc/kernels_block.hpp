@@ -510,8 +510,8 @@ static void row_group_points_any(const T *p_row, const int64_t *roff, int64_t nr
 // k2 over 64-256 channels, AMD EPYC: averages 0.87-0.94, maxima 0.98).  One row of 4 columns too
 // (1-D k4): k4 s2 over 128-256 channels 0.75-0.80 of the time, 8-16
 // channels 0.85 (k4 s4 is memory-bound: 1.0).  And one row of 3 (1-D k3):
-// k3 s3 maxima over 2 x 4096 x 80 f32 0.90, over 32 channels 0.93, k3 s3
-// averages over 128 channels 0.97.
+// k3 s3 maxima over 2 x 4096 x 80 f32 0.89-0.90, over 32 channels
+// 0.91-0.94, k3 s3 averages over 128 channels 0.96-0.97.
 template <typename Run>
 static inline void with_window_constants(int64_t kw, int64_t nrows, Run run) {
     using I0 = std::integral_constant<int, 0>;
@@ -1327,7 +1327,7 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
 // that have them all: kSquareRows, those of a square 2-D window (as many as
 // its columns; C = 16 k3 s2 NXC: 0.80 of the time with the count at run
 // time), or 1 (1-D windows: k3 s2 over 2 x 4096 x 80 f32, one block of 5
-// vectors, 0.63 of the time), 0: at run time.  k5 s2 loads
+// vectors, 0.62-0.65 of the time), 0: at run time.  k5 s2 loads
 // each column once where the points load it 2.5 times: 1-D over 2 x 1000
 // x 32 f32 took 0.82-0.84 of the probed points' time (0.64-0.67 from
 // numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.  k5 s2 never
@@ -1404,9 +1404,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // mask and a masked move) in whole blocks and points instead of probing:
     // the probe's adds (one a loaded vector, on chains through memory
     // between points) limited the loop.  Against probed, 1 thread: 1-D k3 s2
-    // over 2 x 4096 x 128 f32 0.85 of the time (routed to the points as
-    // below), k3 s3 over 80 and 128 channels 0.90-0.92, VGG's k2 s2 0.97
-    // (2 threads 0.90), GoogLeNet's k3 s2 over 832 channels 0.92-0.94.
+    // over 2 x 4096 x 128 f32 0.84-0.85 of the time (routed to the points as
+    // below), 1-D k3 s3 over 80 and 128 channels 0.90-0.92, VGG's k2 s2
+    // 0.94-0.96 (2 threads 0.89-0.95), GoogLeNet's k3 s2 over 832 channels
+    // 0.93-0.94.
     constexpr bool tested_blocks = probe_points && kVecBytes == 64 && (__is_same(T, float) || __is_same(T, double));
     int64_t *roff = (int64_t *)scratch;          // src offsets of the window's (d, h) rows
     int64_t *ridx = roff + c->taps_max;          // their index values
@@ -1440,10 +1441,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // s2 rows of more than two slid blocks, and over one-row (1-D) windows
     // of more than one: the later passes' gapped streams cost more than the
     // points' reloaded columns.  Against the slides, 1 thread, f32: 1-D over
-    // 2 x 4096 x 96-256 channels 0.62-0.86 of the time (4 x 4096 x 128 at 2
-    // threads 0.65), 2-D over 1 x 160-256 x 56 x 56 0.84-0.96 (256 at 2
-    // threads 0.92); f64 1-D over 2 x 4096 x 48-128 0.83-0.84, 2-D over 1 x
-    // 128 x 56 x 56 0.85.  Slid, 2-D rows of up to two blocks took 0.91-0.97
+    // 2 x 4096 x 96-256 channels 0.78-0.92 of the time (4 x 4096 x 128 at 2
+    // threads 0.85-0.86), 2-D over 1 x 160-256 x 56 x 56 0.87-0.95 (256 at 2
+    // threads 0.88-0.92); f64 1-D over 2 x 4096 x 48-128 0.79-0.85, 2-D over
+    // 1 x 128 x 56 x 56 0.84-0.86.  Slid, 2-D rows of up to two blocks took 0.91-0.97
     // of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x 56 x 56).
     const int64_t slid_block = kSlideVecs<K> * SlideOps<T, K>::lanes;
     const bool k3_points = tested_blocks && AW.k == 3 && !whole_slide_vecs<T, K>(C) &&
