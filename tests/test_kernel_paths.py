@@ -915,6 +915,22 @@ def test_nxc_slid_maxima_probed_for_nan(shape, attrs, special, dtype):
     np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=2).execute(x).astype(np.float64))
 
 
+def check_nxc_maxima_with_nans(x, dtype, attrs, nans):
+    """The NXC maxima of x (channel_block): the reference's values, NaNs in
+    exactly its windows (at least `nans` of them), the same bits at 2 and 3
+    threads, the index path's values."""
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
+    prim = dp.Pooling(pd)
+    assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
+    assert np.isnan(got).sum() == np.isnan(want).sum() >= nans
+    for threads in (2, 3):
+        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+
+
 # NXC rows of exactly 3 or 5 vectors of f32 or f64 maxima (48, 80 and 24,
 # 40 channels on AVX-512) slide as one block of all their channels instead
 # of a block of 4 and a half block (other ISAs split them, to the same
@@ -954,16 +970,7 @@ def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
     assert np.shares_memory(rows, x)
     rows[0, 5, 3] = rows[-1, -4, channels - 1] = np.nan
     rows[0, 9, channels // 2], rows[0, 10, channels // 2] = np.inf, -np.inf
-    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
-    prim = dp.Pooling(pd)
-    assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
-    got = prim.execute(x)
-    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
-    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
-    assert np.isnan(got).sum() == np.isnan(want).sum() >= 2
-    for threads in (2, 3):
-        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
-    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+    check_nxc_maxima_with_nans(x, dtype, attrs, nans=2)
 
 
 # NXC k3 s2 maxima of f32 and f64 that would slide in two passes or more
@@ -1005,16 +1012,7 @@ def test_nxc_k3_s2_maxima_over_many_channels(dtype, channels, window, offset_byt
     rows = x.reshape(n, -1, channels)   # (n, positions, channels), a view
     rows[0, 4, 2] = rows[0, 7, channels // 2] = rows[-1, -3, channels - 1] = np.nan
     rows[0, 9, 40], rows[0, 10, 40] = np.inf, -np.inf
-    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
-    prim = dp.Pooling(pd)
-    assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
-    got = prim.execute(x)
-    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
-    np.testing.assert_array_equal(got, want.astype(NUMPY[dtype]))
-    assert np.isnan(got).sum() == np.isnan(want).sum() >= 3
-    for threads in (2, 3):
-        np.testing.assert_array_equal(bits(got), bits(dp.Pooling(pd, num_threads=threads).execute(x)))
-    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+    check_nxc_maxima_with_nans(x, dtype, attrs, nans=3)
 
 
 def check_nxc_over_sentinel(prim, x, kind, dtype, attrs):
