@@ -1444,8 +1444,9 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // 2 x 4096 x 96-256 channels 0.78-0.92 of the time (4 x 4096 x 128 at 2
     // threads 0.85-0.86), 2-D over 1 x 160-256 x 56 x 56 0.87-0.95 (256 at 2
     // threads 0.88-0.92); f64 1-D over 2 x 4096 x 48-128 0.79-0.85, 2-D over
-    // 1 x 128 x 56 x 56 0.84-0.86.  Slid, 2-D rows of up to two blocks took 0.91-0.97
-    // of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x 56 x 56).
+    // 1 x 128 x 56 x 56 0.84-0.86.  Slid, 2-D rows of up to two blocks took
+    // 0.91-0.97 of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x
+    // 56 x 56).
     const int64_t slid_block = kSlideVecs<K> * SlideOps<T, K>::lanes;
     const bool k3_points = tested_blocks && AW.k == 3 && !whole_slide_vecs<T, K>(C) &&
                            (C > 2 * slid_block || (AD.k * AH.k == 1 && C > slid_block));
