@@ -973,10 +973,10 @@ def test_nxc_rows_slid_as_one_block(spatial, attrs, which, dtype):
     check_nxc_maxima_with_nans(x, dtype, attrs, nans=2)
 
 
-# NXC k3 s2 maxima of f32 and f64 that would slide in two passes or more
-# take the points instead on AVX-512 (NaN tests as they go, no probe): rows
-# of two slid blocks or more (128 f32 and 64 f64 channels), and of one and
-# a half over 1-D windows; elsewhere they slide, to the same bits.  The
+# NXC k3 s2 maxima of f32 and f64 that would slide in several passes take
+# the points instead on AVX-512 (NaN tests as they go, no probe): rows of
+# more than two slid blocks (128 f32 and 64 f64 channels) and, over 1-D
+# windows, of more than one; elsewhere they slide, to the same bits.  The
 # points' register blocks start after channel_lead's head vector when src
 # sits 16 bytes past a cache line (numpy's large arrays), at the line
 # otherwise: both placements, NaNs in the head, a block and the tail.
