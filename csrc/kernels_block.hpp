@@ -1447,9 +1447,10 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // 1 x 128 x 56 x 56 0.84-0.86.  Slid, 2-D rows of up to two blocks took
     // 0.91-0.97 of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x
     // 56 x 56).
+    const bool one_row = AD.k == 1 && AH.k == 1;   // a 1-D window (or one of 1 x KW)
     const int64_t slid_block = kSlideVecs<K> * SlideOps<T, K>::lanes;
     const bool k3_points = tested_blocks && AW.k == 3 && !whole_slide_vecs<T, K>(C) &&
-                           (C > 2 * slid_block || (AD.k * AH.k == 1 && C > slid_block));
+                           (C > 2 * slid_block || (one_row && C > slid_block));
     const bool slide_s2 = slide_passes<T, K>(C) == 1 || (!prefetch && !k3_points);
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
     // where the points' and blocks_row's register blocks start
@@ -1459,7 +1460,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     const Slides slides_any = slides ? row_slides<T, K, 0>(AW, slide_s2, C) : Slides{};
     // rows that have all of a square 2-D window's rows, or a 1-D window's
     // one row: the count fixed (fixed_rows of them)
-    const bool one_row = AD.k == 1 && AH.k == 1, square = AD.k == 1 && AH.k == AW.k;
+    const bool square = AD.k == 1 && AH.k == AW.k;
     const int64_t fixed_rows = one_row ? 1 : AW.k;
     const Slides slides_fixed = !slides ? Slides{}
                                 : one_row ? row_slides<T, K, 1>(AW, slide_s2, C)
