@@ -1106,6 +1106,8 @@ FEW_CHANNEL_WINDOWS = [
     ((1, 5, 41), dict(kernel=[2, 4], strides=[1, 2], pads_begin=[0, 1], pads_end=[0, 1])),
     # one row of 4 columns: the window fixed at compile time (with_window_constants)
     ((2, 45), dict(kernel=[4], strides=[2], pads_begin=[1], pads_end=[2])),
+    # one row of 5 columns: the row fixed, the taps counted at run time
+    ((2, 43), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[1])),
 ]
 
 
@@ -1264,7 +1266,7 @@ def test_nxc_short_rows_pool_across_rows(spatial, attrs, channels, kind, dtype):
 # NXC rows of a register block of channels or more (64 f32 on AVX-512, 32 on
 # AVX2): the points whose windows are whole pool in one loop per row
 # (blocks_row), the window's rows and columns fixed at compile time for 2x2
-# and 3x3, the channel tail with tail_point's vectors; border points one by
+# and 3x3 (one row's for any width), the channel tail with tail_point's vectors; border points one by
 # one.  Float maxima run without NaN tests and redo a row whose probe shows
 # a NaN.  Disjoint and overlapping windows (float averages do not slide), a
 # 3-D window, dilation, ceil rounding, 1-D rows.
@@ -1276,6 +1278,8 @@ BLOCK_ROW_WINDOWS = [
     ((1, 3, 6, 7), dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
     ((1, 9, 12), dict(kernel=[2, 3], strides=[2, 3], dilations=[2, 2], pads_begin=[1, 0], pads_end=[1, 3])),
     ((3, 23), dict(kernel=[4], strides=[4], pads_begin=[1], pads_end=[2])),
+    # one row of 7 columns: the row fixed at compile time, the taps at run time
+    ((2, 37), dict(kernel=[7], strides=[2], pads_begin=[3], pads_end=[2])),
 ]
 
 
