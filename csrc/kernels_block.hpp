@@ -704,6 +704,74 @@ static inline bool tail_block(int64_t from, int64_t C, int64_t (&at)[kBlockVecs]
     return C >= kBlockVecs * VL && C - from > (K == kMax ? 2 : 3) * VL;
 }
 
+// Points over a block of channels or more whose blocks come with a head
+// vector (channel_lead) or a tail that tail_block leaves out of line pool
+// all their channels in one loop of taps when they take at most this many
+// vectors (whole_points_row): the head, each block and the tail had a loop
+// each, and a head's or a tail's is one chain of dependent combines.  AMD
+// EPYC, 1 thread, f32, src 16 bytes past a line (aligned): the 1-D k7 s2
+// average over 1 x 96 x 4096 0.84 of the time (0.85), over 80 channels
+// 0.80 (0.85), 112 0.86 (0.89); the k7 s2 maxima over 96 channels 0.90,
+// the k3 s2 maxima over 2 x 160 x 4096 0.76-0.78, the k4 s4 average over 8 x
+// 96 x 4096 0.89 (0.91); f64 k7 s2 averages over 48 channels 0.84.  2-D
+// windows ran as fast either way (k2 s2 and k3 s2 over 96-160 channels,
+// 0.93-1.02).  Three whole blocks and nothing else in one loop took the k3
+// s2 average over 1 x 192 x 56 x 56 1.08x; thirteen to sixteen vectors were
+// mixed (0.90-1.10).  AVX2 (no head vector: 32-byte vectors), same
+// machine: k7 s2 averages over 1 x 48 and 80 x 4096 0.61-0.74, the 2-D k3
+// s2 average over 48 channels 0.77, k3 s2 maxima 0.95-1.0; twelve vectors
+// rather than eight took the 80 channels 0.78-0.83 of the time.  Split
+// pairs (bf16) keep their blocks: one loop of single vectors took 1.3x.
+constexpr int kWholePointVecs = 12;
+
+// The channel offsets of a point's vectors in whole_points_row (at, in
+// address order): the head vector at 0 (lead > 0), the blocks' from lead on
+// and the tail's (tail_offsets); how many, or 0 where the point keeps its
+// blocks (see kWholePointVecs).
+template <typename T, int K>
+static inline int whole_point_offsets(int64_t lead, int64_t C, int64_t (&at)[kWholePointVecs]) {
+    constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
+    if constexpr (!__is_same(T, float) && !__is_same(T, double)) return 0;
+    const int64_t full = lead + (C - lead) / VB * VB, tail_vecs = (C - full + VL - 1) / VL;
+    int64_t tail_at[kBlockVecs];
+    const bool tail_inline = tail_block<T, K>(full, C, tail_at);
+    if ((lead == 0 && (full == C || tail_inline)) || (lead > 0) + (full - lead) / VL + tail_vecs > kWholePointVecs)
+        return 0;
+    int n = 0;
+    if (lead > 0) at[n++] = 0;
+    for (int64_t c0 = lead; c0 < full; c0 += VL) at[n++] = c0;
+    for (int64_t j = 0; j < tail_vecs; ++j) at[n++] = tail_at[j];
+    return n;
+}
+
+// blocks_row's n points as NV vectors each at the offsets at_row
+// (whole_point_offsets).
+template <typename T, int K, int KW, int NR, int NV, bool Nan>
+static void whole_points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
+                             int64_t pstep, T *o, int64_t ostep, int64_t n, int64_t div_dh, const int64_t *wdiv,
+                             const ExecCtx *c, typename Vec<T>::V *probe, const int64_t *at_row) {
+    if constexpr (KW != 0) kw = KW;
+    if constexpr (NR != 0) nrows = NR;
+    const int64_t nvalid = nrows * kw;
+    int64_t at[NV];
+    for (int j = 0; j < NV; ++j) at[j] = at_row[j];
+    for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
+        const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[i]);
+        point_vectors<T, K, NV, false, Nan>(p, roff, nrows, kw, kstep, at, o, nvalid, div, c, probe);
+    }
+}
+
+// Calls run(NV) with nv, a whole point's vector count (5 to
+// kWholePointVecs: a block and a head or tail vector at least), as an
+// integral constant.
+template <int NV = kBlockVecs + 1, typename Run>
+static inline void with_whole_point_vecs(int nv, Run run) {
+    if constexpr (NV < kWholePointVecs) {
+        if (nv > NV) return with_whole_point_vecs<NV + 1>(nv, run);
+    }
+    run(std::integral_constant<int, NV>{});
+}
+
 // n output points of one row whose windows are whole, a block of channels
 // or more: every point's full blocks in registers (point_vectors; Nan =
 // false: probed, as there), its channel tail by block_point (with NaN
@@ -719,6 +787,16 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     static constexpr ConsecutiveAt<kBlockVecs, VL> block{};
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
+    if constexpr (!kSplitPairs<T, kBlockVecs>) {
+        int64_t whole_at[kWholePointVecs];
+        if (const int nv = whole_point_offsets<T, K>(lead, C, whole_at)) {
+            with_whole_point_vecs(nv, [&](auto nv_c) {
+                whole_points_row<T, K, KW, NR, nv_c.value, Nan>(p, roff, nrows, kw, kstep, pstep, o, ostep, n,
+                                                                div_dh, wdiv, c, probe, whole_at);
+            });
+            return;
+        }
+    }
     const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
     int64_t tail_at[kBlockVecs];
     const bool tail_inline = tail_block<T, K>(full, C, tail_at);

@@ -2050,6 +2050,12 @@ LEAD_CASES = [
     ("MaxPool", (1, 80, 10, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
     ("AvgPool", (1, 40, 9, 14), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1], exclude_pad=True)),
     ("MaxPool", (2, 24, 7, 9), dict(kernel=[2, 2])),
+    # whole points (a head vector or an out-of-line tail with the blocks, in
+    # one loop of taps): 1-D k7 s2 over 96 channels, k3 s2 over 160, 2-D k3
+    # s2 over 112 (a three-vector tail)
+    ("AvgPool", (2, 96, 29), dict(kernel=[7], strides=[2], pads_begin=[3], pads_end=[3])),
+    ("MaxPool", (1, 160, 23), dict(kernel=[3], strides=[2], pads_begin=[1], pads_end=[1])),
+    ("AvgPool", (1, 112, 7, 9), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
 ]
 
 
@@ -2085,11 +2091,13 @@ def test_register_blocks_whatever_the_src_and_dst_placement(kind, shape, attrs, 
 # for NaN, not tested), and so does the head vector before an aligned
 # lead: a NaN in the head, in a block, where the tail overlaps the block
 # before it, or in the tail's last vector still wins its windows.  1-D k5 s2
-# p2 over 128 and 200 channels: whole windows in one loop per row, border
-# windows point by point.
-@pytest.mark.parametrize("channels", [128, 200])
-@pytest.mark.parametrize("nan_channel", [None, 3, 40, 70, 127])
+# p2 over 96-200 channels: whole windows in one loop per row (96-160 as
+# whole points, one loop of taps for all the channels, at most placements),
+# border windows point by point.
+@pytest.mark.parametrize("channels", [96, 128, 160, 200])
+@pytest.mark.parametrize("nan_channel", [None, 3, 40, 70, -1])
 def test_channel_tails_probed_for_nan_whatever_the_src_placement(channels, nan_channel):
+    nan_channel = channels - 1 if nan_channel == -1 else nan_channel
     rng = np.random.default_rng(channels)
     x = np.round(rng.standard_normal((1, 37, channels)) * 4.0).astype(np.float32)   # N, W, C
     if nan_channel is not None:
