@@ -779,6 +779,7 @@ static inline void with_whole_point_vecs(int nv, Run run) {
 // with_window_constants fixes it: a call per block with the taps counted
 // at run time took VGG's k2 s2 over 128 channels 1.14x its time (bf16 and
 // f16 1.5x).  lead > 0: the blocks start at channel lead (channel_lead).
+// Points that whole_point_offsets takes go by whole_points_row instead.
 template <typename T, int K, int KW, int NR, bool Nan>
 static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                        T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
