@@ -1267,9 +1267,10 @@ def test_nxc_short_rows_pool_across_rows(spatial, attrs, channels, kind, dtype):
 # AVX2): the points whose windows are whole pool in one loop per row
 # (blocks_row), the window's rows and columns fixed at compile time for 2x2
 # and 3x3 (one row's for any width), the channel tail with tail_point's
-# vectors; border points one by one.  Float maxima run without NaN tests and redo a row whose probe shows
-# a NaN.  Disjoint and overlapping windows (float averages do not slide), a
-# 3-D window, dilation, ceil rounding, 1-D rows.
+# vectors; border points one by one.  Float maxima run without NaN tests
+# and redo a row whose probe shows a NaN.  Disjoint and overlapping windows
+# (float averages do not slide), a 3-D window, dilation, ceil rounding, 1-D
+# rows.
 BLOCK_CHANNELS = (64, 67, 96, 131, 200)
 BLOCK_ROW_WINDOWS = [
     ((2, 6, 9), dict(kernel=[2, 2], strides=[2, 2])),
