@@ -723,18 +723,18 @@ static inline bool tail_block(int64_t from, int64_t C, int64_t (&at)[kBlockVecs]
 // rather than eight took the 80 channels 0.78-0.83 of the time.  Split
 // pairs (bf16) keep their blocks: one loop of single vectors took 1.3x.
 constexpr int kWholePointVecs = 12;
+template <typename T>
+constexpr bool kWholePoints = __is_same(T, float) || __is_same(T, double);
 
 // The channel offsets of a point's vectors in whole_points_row (at, in
 // address order): the head vector at 0 (lead > 0), the blocks' from lead on
-// and the tail's (tail_offsets); how many, or 0 where the point keeps its
-// blocks (see kWholePointVecs).
-template <typename T, int K>
-static inline int whole_point_offsets(int64_t lead, int64_t C, int64_t (&at)[kWholePointVecs]) {
-    constexpr int64_t VL = Vec<T>::lanes, VB = kBlockVecs * VL;
-    if constexpr (!__is_same(T, float) && !__is_same(T, double)) return 0;
-    const int64_t full = lead + (C - lead) / VB * VB, tail_vecs = (C - full + VL - 1) / VL;
-    int64_t tail_at[kBlockVecs];
-    const bool tail_inline = tail_block<T, K>(full, C, tail_at);
+// to full and the tail's (tail_at, tail_block's); how many, or 0 where the
+// point keeps its blocks (see kWholePointVecs).
+template <typename T>
+static inline int whole_point_offsets(int64_t lead, int64_t full, int64_t C, bool tail_inline,
+                                      const int64_t (&tail_at)[kBlockVecs], int64_t (&at)[kWholePointVecs]) {
+    constexpr int64_t VL = Vec<T>::lanes;
+    const int64_t tail_vecs = (C - full + VL - 1) / VL;
     if ((lead == 0 && (full == C || tail_inline)) || (lead > 0) + (full - lead) / VL + tail_vecs > kWholePointVecs)
         return 0;
     int n = 0;
@@ -788,9 +788,12 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     static constexpr ConsecutiveAt<kBlockVecs, VL> block{};
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
-    if constexpr (!kSplitPairs<T, kBlockVecs>) {
+    const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
+    int64_t tail_at[kBlockVecs];
+    const bool tail_inline = tail_block<T, K>(full, C, tail_at);
+    if constexpr (kWholePoints<T>) {
         int64_t whole_at[kWholePointVecs];
-        if (const int nv = whole_point_offsets<T, K>(lead, C, whole_at)) {
+        if (const int nv = whole_point_offsets<T>(lead, full, C, tail_inline, tail_at, whole_at)) {
             with_whole_point_vecs(nv, [&](auto nv_c) {
                 whole_points_row<T, K, KW, NR, nv_c.value, Nan>(p, roff, nrows, kw, kstep, pstep, o, ostep, n,
                                                                 div_dh, wdiv, c, probe, whole_at);
@@ -798,9 +801,6 @@ static void blocks_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
             return;
         }
     }
-    const int64_t nvalid = nrows * kw, full = lead + (C - lead) / VB * VB;
-    int64_t tail_at[kBlockVecs];
-    const bool tail_inline = tail_block<T, K>(full, C, tail_at);
     // bf16 blocks' pair probes (masks) run on across the row and fold into
     // probe[] once, where a fold at every point went through memory.
     constexpr bool kRowPairs = !Nan && kSplitPairs<T, kBlockVecs>;
