@@ -22,21 +22,21 @@ static inline bool lanes_hold_nan(V v) {
     return nan;
 }
 namespace baseline {
-RowFn select(int dtype, int kind, int variant, bool with_idx);
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DNNPOOL_HAVE_X86_VARIANTS 1
 namespace avx2 {
-RowFn select(int dtype, int kind, int variant, bool with_idx);
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);
 }
 namespace avx512 {
-RowFn select(int dtype, int kind, int variant, bool with_idx);
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);
 }
 namespace avx512_emulated {
-RowFn select(int dtype, int kind, int variant, bool with_idx);
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);
 }
 #endif

@@ -89,6 +89,25 @@ template <> struct Traits<uint8_t> {
     static inline float qmax() { return 255.0f; }
 };
 
+// 8-bit maxima in byte lanes (plan.cpp's byte_lane_maxima): a maximum
+// needs no widening, so the channel-block kernel pools u8 and s8 maxima as
+// bytes, four times the lanes of int32 accumulators (vpmaxub where a
+// widened vector took a widening load and a narrowing store).  Kernels are
+// instantiated per storage type, so these are types of their own (as bf16
+// is) holding uint8_t's and int8_t's bits; their accumulators are those.
+struct u8_lanes { uint8_t bits; };
+struct s8_lanes { int8_t bits; };
+template <typename B, typename I, I Lowest>
+struct ByteLaneTraits {
+    typedef I Acc;
+    static inline Acc load(B v) { return v.bits; }
+    static inline B store(Acc v) { return B{v}; }
+    static inline B lowest() { return B{Lowest}; }
+    static inline Acc max_init() { return Lowest; }
+};
+template <> struct Traits<u8_lanes> : ByteLaneTraits<u8_lanes, uint8_t, 0> {};
+template <> struct Traits<s8_lanes> : ByteLaneTraits<s8_lanes, int8_t, -128> {};
+
 // ---------------------------------------------------------------- combining
 
 // Whether v is NaN.  Not `v != v`: GCC narrows a comparison of two widened
@@ -499,8 +518,8 @@ static inline F32Bits bf16_quieted(V v) {
 template <typename T, bool Exact = false, bool NanFree = false>
 static inline void store_as(T *o, typename Vec<T>::V v) {
     typedef typename Traits<T>::Acc Acc;
-    if constexpr (__is_same(T, Acc)) {
-        store_vec<T>(o, v);
+    if constexpr (sizeof(T) == sizeof(Acc)) {   // (byte lanes too: their bits as they are)
+        store_vec<T>((Acc *)o, v);
     } else if constexpr (__is_same(T, bf16)) {
         if constexpr (Exact && NanFree) isa_store_u16(o, (IsaI32)((F32Bits)v >> 16));
         else if constexpr (Exact) isa_store_u16(o, (IsaI32)(bf16_quieted(v) >> 16));
@@ -769,17 +788,19 @@ static void taps_reduce(typename Traits<T>::Acc *__restrict Y, int64_t *__restri
         }
         return;
     }
-    typedef IdxVec<Acc> IV;
-    for (; x + VL <= n; x += VL) {   // whole vectors, then the tail lane by lane
-        V acc = load_any<T>(X + x + off[0]);
-        typename IV::VI ai[IV::parts], bi[IV::parts];
-        for (int j = 0; j < IV::parts; ++j) ai[j] = IV::load(Xi + x + off[0] + j * IV::lanes);
-        for (int64_t t = 1; t < nt; ++t) {
-            for (int j = 0; j < IV::parts; ++j) bi[j] = IV::load(Xi + x + off[t] + j * IV::lanes);
-            IV::update(acc, ai, load_any<T>(X + x + off[t]), bi);
+    if constexpr (I) {   // (IdxVec exists for 4- and 8-byte lanes only)
+        typedef IdxVec<Acc> IV;
+        for (; x + VL <= n; x += VL) {   // whole vectors, then the tail lane by lane
+            V acc = load_any<T>(X + x + off[0]);
+            typename IV::VI ai[IV::parts], bi[IV::parts];
+            for (int j = 0; j < IV::parts; ++j) ai[j] = IV::load(Xi + x + off[0] + j * IV::lanes);
+            for (int64_t t = 1; t < nt; ++t) {
+                for (int j = 0; j < IV::parts; ++j) bi[j] = IV::load(Xi + x + off[t] + j * IV::lanes);
+                IV::update(acc, ai, load_any<T>(X + x + off[t]), bi);
+            }
+            store_vec<T>(Y + x, acc);
+            for (int j = 0; j < IV::parts; ++j) IV::store(Yi + x + j * IV::lanes, ai[j]);
         }
-        store_vec<T>(Y + x, acc);
-        for (int j = 0; j < IV::parts; ++j) IV::store(Yi + x + j * IV::lanes, ai[j]);
     }
     for (; x < n; x += B) {
         const int64_t m = n - x < B ? n - x : B;
@@ -1053,7 +1074,13 @@ static RowFn pick_quantized(int kind, int variant, bool with_idx) {
     return 0;
 }
 
-RowFn select(int dtype, int kind, int variant, bool with_idx) {
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes) {
+    if (byte_lanes) {   // (plan.cpp's byte_lane_maxima: channel-block maxima without indices)
+        if (kind != kMax || variant != kChannelBlock || with_idx) return 0;
+        return dtype == DP_U8   ? &channel_block_rows<u8_lanes, kMax, false>
+               : dtype == DP_S8 ? &channel_block_rows<s8_lanes, kMax, false>
+                                : 0;
+    }
     switch (dtype) {
     case DP_F32: return pick_kind<float>(kind, variant, with_idx);
     case DP_F64: return pick_kind<double>(kind, variant, with_idx);

@@ -1576,12 +1576,14 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
                           AW.kend[AW.out - 1] > AW.kbeg[AW.out - 1] && c->ss[4] == C && c->ds[4] == C;
     const T *src_end = past_src<T>(c);
     int64_t *toff = ridx + c->taps_max;   // a streamed window's taps
-    [[maybe_unused]] const bool idx_fit = WithIdx && IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
+    [[maybe_unused]] bool idx_fit = false;
+    if constexpr (WithIdx) idx_fit = IdxVec<typename Traits<T>::Acc>::offsets_fit(c);
     // flat_row's or decimated_row's pooled rows, 64-byte aligned (after a
     // streamed window's partial results: C values and a vector of slack)
     typename Traits<T>::Acc *pooled =
         (typename Traits<T>::Acc *)(((uintptr_t)(toff + c->taps_max * AW.k + C + kStreamSlack) + 63) & ~(uintptr_t)63);
-    [[maybe_unused]] const bool columns = WithIdx && idx_columns_ok<T>(c);
+    [[maybe_unused]] bool columns = false;
+    if constexpr (WithIdx) columns = idx_columns_ok<T>(c);
     // idx_columns: groups of stride-1 rows share their rows (2-D windows)
     [[maybe_unused]] const bool share = columns && AD.k == 1 && AH.s == 1 && AH.d == 1 && AH.k >= kIdxShareRows;
     int64_t col_lo = 0;

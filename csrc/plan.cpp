@@ -351,6 +351,16 @@ bool float_values(int dtype) { return dtype != DP_S8 && dtype != DP_U8; }
 int64_t isa_vec_bytes(int isa) { return isa == kBaseline ? 16 : isa == kAvx2 ? 32 : 64; }
 // Accumulator lanes of a kernel vector for the problem's ISA and type.
 int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
+// Whether the channel-block kernel pools 8-bit maxima (without indices) in
+// byte lanes (kernels.hpp's u8_lanes, s8_lanes): rows of a byte vector of
+// channels or more.  Narrower rows keep int32 lanes, a quarter as wide,
+// where more of a vector's lanes hold channels; those rows and the
+// decimated ones (decimated_rows: a permute of bytes needs AVX512-VBMI)
+// and the planner's choices here (block_lanes) are int32 lanes'.
+bool byte_lane_maxima(const Problem &p, int variant, bool with_idx) {
+    return variant == kChannelBlock && p.kind == kMax && !with_idx &&
+           (p.desc.dtype == DP_U8 || p.desc.dtype == DP_S8) && p.desc.channels >= isa_vec_bytes(p.isa);
+}
 // Windows of at least this many taps over few channels go to the separable
 // passes when W is strided (see choose_variant).
 constexpr int64_t kFewLanesSepTaps = 7;
@@ -796,7 +806,8 @@ bool plan_channel_blocks(const dp_plan &p, ChannelBlocks *b) {
         std::memcpy(s.ds, ds, sizeof ds);
         s.idx = nullptr;
         b->variant[last] = choose_variant(sp, s.ss, s.ds, false);
-        b->fn[last] = select_row_fn(p.isa, p.desc.dtype, p.kind, b->variant[last], false);
+        b->fn[last] = select_row_fn(p.isa, p.desc.dtype, p.kind, b->variant[last], false,
+                                    byte_lane_maxima(sp, b->variant[last], false));
         if (!b->fn[last]) return false;
         const size_t k = align64(kernel_scratch(sp, b->variant[last], false, &s));
         if (k > b->kernel_bytes) b->kernel_bytes = k;
@@ -861,7 +872,8 @@ ExecCtx plan_ctx(const dp_plan &p) {
 // The variant's name and, for the separable ones, how their passes run.
 void describe_variant(const Problem &p, int v, char *buf, size_t size) {
     if (v != kSepPlane && v != kSepLanes) {
-        std::snprintf(buf, size, "%s", variant_name(v));
+        // +bytes: 8-bit maxima in byte lanes (byte_lane_maxima)
+        std::snprintf(buf, size, "%s%s", variant_name(v), byte_lane_maxima(p, v, false) ? "+bytes" : "");
         return;
     }
     const SepLayout g = sep_layout(p, v == kSepLanes ? p.desc.channels : 1, false);
@@ -999,13 +1011,13 @@ int64_t dnnpool::pair_ordered_floor_bytes() {
     return vendor_bytes("DNNPOOL_PAIR_ORDERED_FLOOR", INT64_MAX, kPairOrderedMinBytes);
 }
 
-RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx) {
+RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx, bool byte_lanes) {
 #ifdef DNNPOOL_HAVE_X86_VARIANTS
-    if (isa == kAvx512Emulated) return avx512_emulated::select(dtype, kind, variant, with_idx);
-    if (isa == kAvx512) return avx512::select(dtype, kind, variant, with_idx);
-    if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx);
+    if (isa == kAvx512Emulated) return avx512_emulated::select(dtype, kind, variant, with_idx, byte_lanes);
+    if (isa == kAvx512) return avx512::select(dtype, kind, variant, with_idx, byte_lanes);
+    if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx, byte_lanes);
 #endif
-    return baseline::select(dtype, kind, variant, with_idx);
+    return baseline::select(dtype, kind, variant, with_idx, byte_lanes);
 }
 
 MoveFn dnnpool::select_move_fn(int isa, int64_t bytes, bool to_last) {
@@ -1129,7 +1141,8 @@ int dp_execute(const dp_plan *p, const void *src, const int64_t *src_strides, vo
     int64_t nt = nthreads > 0 ? nthreads : dp_get_max_threads();
     if (p->copies && !indices) return run_copy(*p, c, nt);
     const int variant = choose_variant(*p, c.ss, c.ds, indices != nullptr);
-    RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr);
+    RowFn fn = select_row_fn(p->isa, d.dtype, p->kind, variant, indices != nullptr,
+                             byte_lane_maxima(*p, variant, indices != nullptr));
     if (!fn) return DP_ETYPE;
     const int64_t plane = p->ax[0].out * p->ax[1].out;
     if (dp_desc_dst_size(&d) * p->taps < kMinParallelWork) nt = 1;

@@ -124,7 +124,8 @@ enum Variant {
 enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Emulated = 3 };
 
 // Selected at planning; null when the combination does not exist.
-RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx);
+// byte_lanes: 8-bit maxima pooled in byte lanes (plan.cpp's byte_lane_maxima).
+RowFn select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 
 // Moves a block of `channels` planes (planar: channel stride cs, (depth,
 // height, width) strides and sizes) to a dense channels-last block or back

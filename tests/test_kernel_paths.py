@@ -209,8 +209,9 @@ def make_input(kind, shape, dtype, seed):
 
 def kernel_variant(prim):
     """prim's kernel name less the row segments' suffix (+segmentsN: channel-kernel
-    rows split along W for the threads, test_short_nxc_rows_split_into_segments)."""
-    return re.sub(r"\+segments\d+$", "", prim.kernel_name)
+    rows split along W for the threads, test_short_nxc_rows_split_into_segments)
+    and the byte lanes' (+bytes: 8-bit maxima, test_8bit_maxima_pool_in_byte_lanes)."""
+    return re.sub(r"(\+bytes)?(\+segments\d+)?$", "", prim.kernel_name)
 
 
 def bits(a):
@@ -1318,6 +1319,89 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
         if dtype not in ("u8", "s8"):
             assert np.isnan(got).sum() == np.isnan(want).sum() >= 1   # (the tail NaN is outside some windows)
 
+
+
+# 8-bit maxima without indices over rows of a byte vector of channels or
+# more (64 on AVX-512, 32 on AVX2, 16 on SSE2) pool in byte lanes, four
+# times the channels of a vector of int32 lanes (kernel name +bytes):
+# points in registers (under a block of four vectors, a block and its
+# tail), slid k3 s2 and k5 s2 rows and whole slid rows of 3 or 5 vectors,
+# flat stride-1 rows (2-D, and one-row windows read straight from src),
+# runtime-counted 4x4 windows, 3-D and dilated windows, ceil rounding.
+BYTE_LANE_CHANNELS = (64, 100, 192, 256, 300, 320, 576)
+BYTE_LANE_WINDOWS = [
+    ((2, 6, 9), dict(kernel=[2, 2], strides=[2, 2])),
+    ((1, 7, 11), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 7, 11), dict(kernel=[3, 3], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 40), dict(kernel=[4])),
+    ((1, 9, 9), dict(kernel=[4, 4], strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((1, 3, 6, 7), dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
+    ((2, 37), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])),
+    ((1, 9, 12), dict(kernel=[2, 3], strides=[2, 3], dilations=[2, 2], pads_begin=[1, 0], pads_end=[1, 3])),
+    ((1, 8, 11), dict(kernel=[3, 3], strides=[3, 3], pads_begin=[0, 2], pads_end=[1, 2], rounding_type="ceil")),
+]
+
+
+def _byte_lane_case(x, dtype, attrs, layout="NXC"):
+    """x pooled (maxima): the primitive and its result, checked against the
+    reference, the index path (int32 lanes, point by point) and 2 and 3 threads."""
+    pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format=layout, **attrs)
+    prim = dp.Pooling(pd)
+    got = prim.execute(x)
+    want, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format=layout))
+    np.testing.assert_array_equal(got, want.astype(x.dtype))
+    np.testing.assert_array_equal(got, prim.execute(x, with_indices=True)[0])
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got, dp.Pooling(pd, num_threads=threads).execute(x))
+    return prim, got
+
+
+@pytest.mark.parametrize("channels", BYTE_LANE_CHANNELS)
+@pytest.mark.parametrize("spatial,attrs", BYTE_LANE_WINDOWS, ids=[str(c[0]) for c in BYTE_LANE_WINDOWS])
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
+def test_8bit_maxima_pool_in_byte_lanes(spatial, attrs, channels, dtype):
+    """The reference's values over the whole range of the type (u8 past 127 and
+    s8 below 0 tell a signed compare from an unsigned one), the index path's
+    and 2 and 3 threads'; written into a strided dst view, nothing between."""
+    n, *sp = spatial
+    x = _integers((n, *sp, channels), dtype, 43)
+    x.reshape(-1, channels)[1, ::7] = 255 if dtype == "u8" else -128   # the extremes next to each other
+    x.reshape(-1, channels)[2, ::7] = 0 if dtype == "u8" else 127
+    prim, got = _byte_lane_case(x, dtype, attrs)
+    assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
+    assert ("+bytes" in prim.kernel_name) == (channels >= _vec_bytes(prim)), prim.kernel_name
+    out = got.shape
+    dst_base = np.zeros((*out[:-2], 2 * out[-2], out[-1]), x.dtype)
+    dst = dst_base[..., ::2, :]
+    assert prim.execute(x, dst=dst) is dst
+    np.testing.assert_array_equal(dst, got)
+    assert not np.any(dst_base[..., 1::2, :])
+
+
+@pytest.mark.parametrize("dtype", ("u8", "s8"))
+def test_8bit_maxima_in_byte_lanes_stream_order_and_blocks(dtype):
+    """Byte lanes on the channel kernel's other row paths: large disjoint
+    windows over long channel rows streamed in groups of taps; disjoint
+    windows over 8 MB or more read in address order (ordered_row); overlapping
+    windows past the prefetching floor; NCX pooled as channels-last blocks.
+    Each against the reference (the large ones against numpy windows)."""
+    # streamed taps: 25 disjoint taps over 2112 channels (rows past 2 KB)
+    _byte_lane_case(_integers((1, 10, 10, 2112), dtype, 44), dtype, dict(kernel=[5, 5], strides=[5, 5]))
+    lowest = 0 if dtype == "u8" else -128
+    # ordered rows (k2 s2 over 8.4 MB) and prefetched overlapping windows (k3 s2 p1 over 17 MB)
+    for shape, k, s, p in (((1, 128, 128, 512), 2, 2, 0), ((1, 183, 183, 512), 3, 2, 1)):
+        x = _integers(shape, dtype, 45)
+        prim = dp.Pooling(dp.PoolingDesc("MaxPool", shape, dtype, data_format="NXC", kernel=[k, k], strides=[s, s],
+                                         pads_begin=[p, p], pads_end=[p, p]))
+        assert "+bytes" in prim.kernel_name, prim.kernel_name
+        padded = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)), constant_values=lowest)
+        windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(1, 2))[:, ::s, ::s]
+        np.testing.assert_array_equal(prim.execute(x), windows.max(axis=(-2, -1)))
+    # NCX by channel blocks of 64 channels (two images: enough blocks for the threads)
+    x = _integers((2, 512, 14, 14), dtype, 46)
+    prim, _ = _byte_lane_case(x, dtype, dict(kernel=[3, 3], strides=[2, 2]), layout="NCX")
+    if _vec_bytes(prim) == 64:
+        assert prim.kernel_name.endswith("channel_blocks/channel_block+bytes"), prim.kernel_name
 
 # NXC float maxima over rows of fewer channels than a block (points_row):
 # a row's whole windows run first without NaN tests, summing into a probe
@@ -2882,7 +2966,7 @@ ROW_SEGMENTS = [
 
 def _segmented_primitive(pd, segments):
     prim = dp.Pooling(pd)
-    name = prim.kernel_name
+    name = prim.kernel_name.replace("+bytes", "")   # (8-bit maxima: byte lanes)
     assert name.endswith(f":channel_block+segments{segments}" if segments > 1 else ":channel_block"), name
     return prim
 
