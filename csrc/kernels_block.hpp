@@ -1403,8 +1403,8 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
     slide_block<T, K, KW, S, NV, NR, true>((const T *)p, roff, nrows, ws, (T *)o, os, ow0, ow1, pb, div_dh, AW, c,
                                            ahead, nullptr);
 }
-// The slid shapes: k3 s1 (inception), k2 s1, k3 s2 (ResNet) and k5 s2
-// maxima (the last two when s2: see slide_passes) as above; null
+// The slid shapes: k3 s1 (inception), k2 s1, k3 s2 (ResNet), k4 s2 and k5
+// s2 maxima (the last three when s2: see slide_passes) as above; null
 // otherwise.  Rows: the window's rows fixed at compile time, for the rows
 // that have them all: kSquareRows, those of a square 2-D window (as many as
 // its columns; C = 16 k3 s2 NXC: 0.80 of the time with the count at run
@@ -1412,19 +1412,22 @@ static void slide_block_erased(const void *p, const int64_t *roff, int64_t nrows
 // vectors, 0.62-0.65 of the time), 0: at run time.  k5 s2 loads
 // each column once where the points load it 2.5 times: 1-D over 2 x 1000
 // x 32 f32 took 0.82-0.84 of the probed points' time (0.64-0.67 from
-// numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.  k5 s2 never
-// slides a row as one block of 3 or 5 vectors (whole_slide_vecs): 5 columns
-// of 5 vectors leave no room in the registers.
+// numpy's 16-byte aligned src), over 1 x 1000 x 96 0.72.  k4 s2 and k5 s2
+// never slide a row as one block of 3 or 5 vectors (whole_slide_vecs): 5
+// columns of 5 vectors leave no room in the registers (k4 s2: not measured).
 constexpr int kSquareRows = -1;
 template <typename T, int K, int NV, int Rows>
 static SlideFn slide_fn(const AxisPlan &AW, bool s2) {
     constexpr int R2 = Rows == kSquareRows ? 2 : Rows, R3 = Rows == kSquareRows ? 3 : Rows;
+    constexpr int R4 = Rows == kSquareRows ? 4 : Rows;
     if (AW.d != 1) return nullptr;
     if (AW.k == 3 && AW.s == 1) return slide_block_erased<T, K, 3, 1, NV, R3>;
     if (AW.k == 2 && AW.s == 1) return slide_block_erased<T, K, 2, 1, NV, R2>;
     if (AW.k == 3 && AW.s == 2 && s2 && K != kAvg) return slide_block_erased<T, K, 3, 2, NV, R3>;
-    if constexpr (K == kMax && (NV == kSlideVecs<K> || NV <= kSlideVecs<K> / 2))
+    if constexpr (K == kMax && (NV == kSlideVecs<K> || NV <= kSlideVecs<K> / 2)) {
+        if (AW.k == 4 && AW.s == 2 && s2) return slide_block_erased<T, K, 4, 2, NV, R4>;
         if (AW.k == 5 && AW.s == 2 && s2) return slide_block_erased<T, K, 5, 2, NV, 0>;
+    }
     return nullptr;
 }
 
@@ -1516,7 +1519,7 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
         prefetch && !windows_disjoint(AW) && AW.d == 1 ? (kAheadPoints * AW.s + AW.k - AW.s) * c->ss[4] : 0;
     // slid blocks prefetch the columns kAheadPoints points on
     const int64_t slide_ahead = prefetch ? kAheadPoints * AW.s * c->ss[4] : 0;
-    // Whether k3 s2 and k5 s2 slide: rows one pass takes, and under the
+    // Whether k3 s2, k4 s2 and k5 s2 slide: rows one pass takes, and under the
     // prefetching floor k5 s2 (whose slides load each column once where the
     // points load it 2.5 times), rows of one whole block (whole_slide_vecs)
     // and k3 s2 rows that tested_blocks' points do not take.  Those take k3
@@ -1528,12 +1531,19 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
     // threads 0.88-0.92); f64 1-D over 2 x 4096 x 48-128 0.79-0.85, 2-D over
     // 1 x 128 x 56 x 56 0.84-0.86.  Slid, 2-D rows of up to two blocks took
     // 0.91-0.97 of the points' time (96 and 128 f32 channels, 48 f64, 1-4 x
-    // 56 x 56).
+    // 56 x 56).  k4 s2 (whose points load each column twice) slides as k5
+    // s2 does but for tested_blocks' rows of more than one slid block:
+    // against the points (1 thread), f32 over 64 channels 0.66-0.71 of the
+    // time (1-D over 2 x 4096, 2-D over 1 x 56 x 56; NCX 1 x 128 x 56 x 56
+    // through channel blocks 0.85), 32 channels 0.71, f16 over 128 0.70,
+    // bf16 0.65, u8 (byte lanes) over 256 0.63; f32 over 128 and 256
+    // channels 1.06x.
     const bool one_row = AD.k == 1 && AH.k == 1;   // a 1-D window (or one of 1 x KW)
     const int64_t slid_block = kSlideVecs<K> * SlideOps<T, K>::lanes;
-    const bool k3_points = tested_blocks && AW.k == 3 && !whole_slide_vecs<T, K>(C) &&
-                           (C > 2 * slid_block || (one_row && C > slid_block));
-    const bool slide_s2 = slide_passes<T, K>(C) == 1 || (!prefetch && !k3_points);
+    const bool s2_points = tested_blocks && !whole_slide_vecs<T, K>(C) &&
+                           ((AW.k == 3 && (C > 2 * slid_block || (one_row && C > slid_block))) ||
+                            (AW.k == 4 && C > slid_block));
+    const bool slide_s2 = slide_passes<T, K>(C) == 1 || (!prefetch && !s2_points);
     const bool slides = !WithIdx && !stream && C * (int64_t)sizeof(T) <= kSlideRowBytes;
     // where the points' and blocks_row's register blocks start
     // (channel_lead); not from DRAM (prefetching), where the head vector's

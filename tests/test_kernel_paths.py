@@ -818,7 +818,14 @@ SLID_K5_S2 = [
     ((2, 48, 23), dict(kernel=[5], strides=[2], pads_begin=[2], pads_end=[2])),
     ((1, 40, 5, 16), dict(kernel=[2, 5], strides=[1, 2], rounding_type="ceil")),
 ]
-SLID_MAXIMA = SLID_STRIDE_2 + SLID_K5_S2
+# k4 s2 maxima slide as k5 s2 do: square 4x4 windows (their rows fixed at
+# compile time), 1-D rows, windows of 2 rows, ceil rounding.
+SLID_K4_S2 = [
+    ((1, 101, 9, 14), dict(kernel=[4, 4], strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 0])),
+    ((2, 48, 23), dict(kernel=[4], strides=[2], pads_begin=[1], pads_end=[2])),
+    ((1, 40, 5, 16), dict(kernel=[2, 4], strides=[1, 2], rounding_type="ceil")),
+]
+SLID_MAXIMA = SLID_STRIDE_2 + SLID_K5_S2 + SLID_K4_S2
 
 
 @pytest.mark.parametrize("dtype", ("f32", "bf16", "f16", "f64"))
@@ -859,8 +866,8 @@ def _integers(shape, dtype, seed):
 @pytest.mark.parametrize("dtype", DTYPES + ("u8", "s8"))
 @pytest.mark.parametrize("shape,attrs", SLID_MAXIMA, ids=[str(c[0]) for c in SLID_MAXIMA])
 def test_nxc_stride_2_maxima_slide_over_columns(shape, attrs, dtype):
-    """Slid k3 s2 and k5 s2 maxima give the reference's values, the same bits at 1, 2
-    and 3 threads, and the values of the index path (point by point)."""
+    """Slid k3 s2, k4 s2 and k5 s2 maxima give the reference's values, the same bits
+    at 1, 2 and 3 threads, and the values of the index path (point by point)."""
     x = _integers(shape, dtype, 11) if dtype in ("u8", "s8") else make_input("MaxPool", shape, dtype, 11)
     x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
     pd = dp.PoolingDesc("MaxPool", x.shape, dtype, data_format="NXC", **attrs)
