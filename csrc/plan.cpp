@@ -353,10 +353,11 @@ int64_t isa_vec_bytes(int isa) { return isa == kBaseline ? 16 : isa == kAvx2 ? 3
 int64_t block_lanes(const Problem &p) { return isa_vec_bytes(p.isa) / acc_size(p.desc.dtype); }
 // Whether the channel-block kernel pools 8-bit maxima (without indices) in
 // byte lanes (kernels.hpp's u8_lanes, s8_lanes): rows of a byte vector of
-// channels or more.  Narrower rows keep int32 lanes, a quarter as wide,
-// where more of a vector's lanes hold channels; those rows and the
-// decimated ones (decimated_rows: a permute of bytes needs AVX512-VBMI)
-// and the planner's choices here (block_lanes) are int32 lanes'.
+// channels or more.  Narrower rows keep int32 lanes, a quarter as wide, so
+// that more of a vector's lanes hold channels; among them are all the rows
+// decimated_row takes (two or more points an int32 vector), whose permute
+// would need AVX512-VBMI on bytes.  The planner's own choices (block_lanes)
+// stay those of int32 lanes.
 bool byte_lane_maxima(const Problem &p, int variant, bool with_idx) {
     return variant == kChannelBlock && p.kind == kMax && !with_idx &&
            (p.desc.dtype == DP_U8 || p.desc.dtype == DP_S8) && p.desc.channels >= isa_vec_bytes(p.isa);

@@ -1327,14 +1327,13 @@ def test_nxc_rows_of_block_channels(spatial, attrs, channels, kind, dtype):
             assert np.isnan(got).sum() == np.isnan(want).sum() >= 1   # (the tail NaN is outside some windows)
 
 
-
 # 8-bit maxima without indices over rows of a byte vector of channels or
 # more (64 on AVX-512, 32 on AVX2, 16 on SSE2) pool in byte lanes, four
 # times the channels of a vector of int32 lanes (kernel name +bytes):
 # points in registers (under a block of four vectors, a block and its
-# tail), slid k3 s2 and k5 s2 rows and whole slid rows of 3 or 5 vectors,
-# flat stride-1 rows (2-D, and one-row windows read straight from src),
-# runtime-counted 4x4 windows, 3-D and dilated windows, ceil rounding.
+# tail), slid k3 s2, k4 s2 (square) and k5 s2 rows and whole slid rows of 3
+# or 5 vectors, flat stride-1 rows (2-D, and one-row windows read straight
+# from src), 3-D and dilated windows, ceil rounding.
 BYTE_LANE_CHANNELS = (64, 100, 192, 256, 300, 320, 576)
 BYTE_LANE_WINDOWS = [
     ((2, 6, 9), dict(kernel=[2, 2], strides=[2, 2])),
@@ -1409,6 +1408,7 @@ def test_8bit_maxima_in_byte_lanes_stream_order_and_blocks(dtype):
     prim, _ = _byte_lane_case(x, dtype, dict(kernel=[3, 3], strides=[2, 2]), layout="NCX")
     if _vec_bytes(prim) == 64:
         assert prim.kernel_name.endswith("channel_blocks/channel_block+bytes"), prim.kernel_name
+
 
 # NXC float maxima over rows of fewer channels than a block (points_row):
 # a row's whole windows run first without NaN tests, summing into a probe
