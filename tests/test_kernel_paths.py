@@ -1598,13 +1598,27 @@ def _check_ncx_path(x, attrs, kind, dtype, kernel):
     return got
 
 
+def _ncx_case(shape, attrs, kind, dtype, seed, exclude_pad):
+    """An NCX input for _check_ncx_path (integers for u8) and the attributes,
+    averages' exclude_pad set."""
+    x = _integers(shape, dtype, seed) if dtype == "u8" else make_input(kind, shape, dtype, seed)
+    return x, dict(attrs, exclude_pad=exclude_pad) if kind == "AvgPool" else attrs
+
+
+def _pooled_as_a_strided_view(x, attrs, kind, dtype):
+    """x pooled as every other column of rows twice as long: src rows that are
+    not dense, which the separable passes take row by row."""
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs))
+    return prim.execute(wide[..., ::2])
+
+
 @pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
 @pytest.mark.parametrize("shape,attrs", NARROW_PLANES, ids=[str(c[0]) for c in NARROW_PLANES])
 def test_ncx_narrow_planes_pool_their_border_rows(shape, attrs, kind, dtype):
     """_check_ncx_path, averages with the divisor with and without the padding."""
-    x = _integers(shape, dtype, 5) if dtype == "u8" else make_input(kind, shape, dtype, 5)
-    if kind == "AvgPool":
-        attrs = dict(attrs, exclude_pad=shape[-1] % 2 == 1)
+    x, attrs = _ncx_case(shape, attrs, kind, dtype, 5, exclude_pad=shape[-1] % 2 == 1)
     _check_ncx_path(x, attrs, kind, dtype, ":separable+plane")
 
 
@@ -1631,11 +1645,8 @@ SHORT_STRIDED_ROWS = [
 def test_ncx_short_rows_of_strided_windows_pool_runs_of_rows(shape, attrs, kind, dtype):
     """_check_ncx_path, rows of 30 as views of rows of 32."""
     wide = shape[:-1] + (32,) if shape[-1] == 30 else shape
-    x = _integers(wide, dtype, 6) if dtype == "u8" else make_input(kind, wide, dtype, 6)
-    x = x[..., :shape[-1]]
-    if kind == "AvgPool":
-        attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
-    _check_ncx_path(x, attrs, kind, dtype, ":separable")
+    x, attrs = _ncx_case(wide, attrs, kind, dtype, 6, exclude_pad=shape[-2] % 2 == 1)
+    _check_ncx_path(x[..., :shape[-1]], attrs, kind, dtype, ":separable")
 
 
 # NCX k3 s2 windows along H over up to three planes, rows of 1-4 vectors: a
@@ -1661,14 +1672,34 @@ CARRIED_ROWS = [
 def test_ncx_k3_s2_runs_carry_their_last_row(shape, attrs, kind, dtype):
     """_check_ncx_path, and the same bits as the rows of a W-strided view (the
     taps from rows widened first, one output row at a time)."""
-    x = _integers(shape, dtype, 8) if dtype == "u8" else make_input(kind, shape, dtype, 8)
-    if kind == "AvgPool":
-        attrs = dict(attrs, exclude_pad=shape[-2] % 2 == 1)
+    x, attrs = _ncx_case(shape, attrs, kind, dtype, 8, exclude_pad=shape[-2] % 2 == 1)
     got = _check_ncx_path(x, attrs, kind, dtype, ":separable")
-    wide = np.zeros(shape[:-1] + (2 * shape[-1],), x.dtype)
-    wide[..., ::2] = x
-    prim = dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs))
-    np.testing.assert_array_equal(bits(prim.execute(wide[..., ::2])), bits(got))
+    np.testing.assert_array_equal(bits(_pooled_as_a_strided_view(x, attrs, kind, dtype)), bits(got))
+
+
+# NCX stride-1 windows along H with depth taps over dense rows under four
+# vectors and no W padding: a run of full windows' stacked rows abut in src
+# and in the stack, so their D/H taps reduce as one flat run (rows under a
+# vector vectorise too).  Rows of 7 (the k2x3x5 maxima that went a value at a
+# time), of 20 (mid-vector ends), of 32 with 9 planes 4 KB apart (the taps in
+# passes continuing the partial sums); H borders cut the runs.  The same bits
+# as the rows of a W-strided view (not dense: row by row).
+FLAT_RUN_ROWS = [
+    ((1, 2, 6, 9, 7), dict(kernel=[2, 3, 5], strides=[1, 1, 1])),
+    ((1, 3, 5, 12, 20), dict(kernel=[3, 3, 3], strides=[1, 1, 1], pads_begin=[1, 1, 0], pads_end=[1, 1, 0])),
+    ((2, 2, 4, 10, 9), dict(kernel=[3, 2, 1], strides=[2, 1, 1], rounding_type="ceil")),
+    ((1, 2, 11, 32, 32), dict(kernel=[9, 3, 3], strides=[1, 1, 1], pads_begin=[4, 1, 0], pads_end=[4, 1, 0])),
+]
+
+
+@pytest.mark.parametrize("kind,dtype", NCX_PATH_KINDS)
+@pytest.mark.parametrize("shape,attrs", FLAT_RUN_ROWS, ids=[str(c[0]) for c in FLAT_RUN_ROWS])
+def test_ncx_runs_of_abutting_rows_pool_as_one_flat_run(shape, attrs, kind, dtype):
+    """_check_ncx_path, and the bits of the rows of a W-strided view."""
+    x, attrs = _ncx_case(shape, attrs, kind, dtype, 9, exclude_pad=shape[-2] % 2 == 0)
+    got = _check_ncx_path(x, attrs, kind, dtype, "")
+    assert ":separable" in dp.Pooling(dp.PoolingDesc(kind, x.shape, dtype, data_format="NCX", **attrs)).kernel_name
+    np.testing.assert_array_equal(bits(_pooled_as_a_strided_view(x, attrs, kind, dtype)), bits(got))
 
 
 # Runs of rows pooling maxima together keep NaN where it falls: values that
