@@ -6,6 +6,7 @@
 namespace dnnpool {
 namespace avx2 {
 constexpr int64_t kVecBytes = 32;
+constexpr int64_t kRegisterBytes = 32;   // a vector register's bytes
 constexpr bool kHaveF16 = true;
 #include "isa_avx2_ops.hpp"
 #include "kernels.hpp"

@@ -6,6 +6,7 @@
 namespace dnnpool {
 namespace avx512 {
 constexpr int64_t kVecBytes = 64;
+constexpr int64_t kRegisterBytes = 64;   // a vector register's bytes
 constexpr bool kHaveF16 = true;
 typedef int32_t IsaI32 __attribute__((vector_size(64)));
 typedef float IsaF32 __attribute__((vector_size(64)));

@@ -18,6 +18,7 @@ namespace half {
 #include "isa_avx2_ops.hpp"
 }
 constexpr int64_t kVecBytes = 64;
+constexpr int64_t kRegisterBytes = 32;   // a vector register's bytes (a vector takes two)
 constexpr bool kHaveF16 = true;
 typedef int32_t IsaI32 __attribute__((vector_size(64)));
 typedef float IsaF32 __attribute__((vector_size(64)));

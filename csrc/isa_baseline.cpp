@@ -9,6 +9,7 @@
 namespace dnnpool {
 namespace baseline {
 constexpr int64_t kVecBytes = 16;
+constexpr int64_t kRegisterBytes = 16;   // a vector register's bytes
 constexpr bool kHaveF16 = false;
 typedef int32_t IsaI32 __attribute__((vector_size(16)));
 typedef float IsaF32 __attribute__((vector_size(16)));

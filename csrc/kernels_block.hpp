@@ -1480,6 +1480,8 @@ static inline int64_t slide_strip_points(const Slides &sl, int64_t C, int64_t sr
     return passes < 2 || points > full ? full : points;
 }
 
+#include "kernels_bf16_maxima.hpp"
+
 template <typename T, int K, bool WithIdx>
 static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
     const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
@@ -1619,7 +1621,14 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             for (int64_t g = 1; alike && g < group_rows; ++g)
                 alike = AH.kbeg[oh + g] == AH.kbeg[oh] && AH.kend[oh + g] == AH.kend[oh] && AH.div[oh + g] == AH.div[oh];
             if (alike) {
-                row_group_points_any<T, K>(src + n * c->ss[0], roff, nrows, AW, c->ss[4], AH.s * c->ss[3],
+                bool exact = false;   // bf16 maxima in 16-bit lanes first (kernels_bf16_maxima.hpp)
+                if constexpr (kBf16IntMaxima<T, K>) {
+                    auto in_lanes = group_rows == 4 ? &bf16_max_row_group_any<4> : &bf16_max_row_group_any<2>;
+                    exact = in_lanes(src + n * c->ss[0], roff, nrows, AW, c->ss[4], AH.s * c->ss[3],
+                                     dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3], c->ds[4], c->ds[3], C);
+                }
+                if (!exact)
+                    row_group_points_any<T, K>(src + n * c->ss[0], roff, nrows, AW, c->ss[4], AH.s * c->ss[3],
                                            dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3], c->ds[4], c->ds[3], C,
                                            AD.div[od] * AH.div[oh], c);
                 r += group_rows - 1;
@@ -1760,12 +1769,21 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             // 1-D k5 s2 over 2 x 1000 x 32 took 0.84 of the tested points'
             // time in f32 (0.88-0.91 from numpy's 16-byte aligned src),
             // 0.75-0.77 in bf16.
+            // bf16 maxima from a vector of channels on: in 16-bit lanes
+            // (kernels_bf16_maxima.hpp), the tested float path where those
+            // cannot be exact.
+            const bool in_lanes = kBf16IntMaxima<T, K> && C >= Vec<T>::lanes;
             bool done = false;
+            if constexpr (kBf16IntMaxima<T, K>) {
+                if (in_lanes)
+                    done = bf16_max_points_row_any(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep, o, c->ds[4], np, C);
+            }
             if constexpr (probe_points)
-                done = ran_without_nan<typename Vec<T>::V, kBlockVecs>([&](auto *probe) {
-                    points_row_any<T, K, false>(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep, o, c->ds[4], np, C,
-                                                div_dh, AW.div + fw0, c, probe);
-                });
+                if (!in_lanes)
+                    done = ran_without_nan<typename Vec<T>::V, kBlockVecs>([&](auto *probe) {
+                        points_row_any<T, K, false>(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep, o, c->ds[4], np,
+                                                    C, div_dh, AW.div + fw0, c, probe);
+                    });
             if (!done)
                 points_row_any<T, K>(p, roff, nrows, AW.k, AW.d * c->ss[4], pstep, o, c->ds[4], np, C, div_dh,
                                      AW.div + fw0, c);

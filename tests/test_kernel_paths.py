@@ -2355,6 +2355,85 @@ def test_nxc_register_block_maxima_keep_the_first_of_equal_zeros(window, channel
         np.testing.assert_array_equal(bits(prim.execute(x)), bits(want), err_msg=f"{threads} threads")
 
 
+# bf16 maxima over rows of a vector of channels to under a block pool in
+# 16-bit integer lanes (kernels_bf16_maxima.hpp): half-width vectors (16 and
+# 24 channels), whole ones (32), two of them overlapping (40, 48, 63).
+# Shapes are (N, *spatial), channels last.
+BF16_LANE_WINDOWS = {
+    "1d-k2-s2": ((2, 40), dict(kernel=[2], strides=[2])),                          # points_row
+    "1d-k3-s2": ((1, 41), dict(kernel=[3], strides=[2])),                          # points_row, odd taps
+    "2d-k3-s2": ((2, 9, 7), dict(kernel=[3, 3], strides=[2, 2])),                  # row groups
+    "3d-k2-s312": ((1, 5, 8, 10), dict(kernel=[2, 2, 2], strides=[3, 1, 2])),      # row groups, depth taps
+}
+
+
+def _bf16_lane_values(data, shape, rng):
+    """bf16 NXC values for test_bf16_maxima_in_16_bit_lanes: each kind sends
+    the integer lanes' results through another rule (see the test)."""
+    if data == "values":
+        x = rng.standard_normal(shape)
+    elif data == "negative":                # every window negative: the signed minimum's path
+        x = -np.abs(rng.standard_normal(shape))
+        x.reshape(-1)[::11] = -2.0 ** -130   # subnormals too
+    elif data == "infinities":              # +-inf, no NaN: exact in the lanes
+        x = rng.standard_normal(shape)
+        x.reshape(-1)[rng.integers(0, x.size, x.size // 7)] = np.inf
+        x.reshape(-1)[rng.integers(0, x.size, x.size // 7)] = -np.inf
+    elif data == "negative-zeros":          # -0 with negatives, no +0: exact, -0 wins
+        x = rng.choice(np.array([-0.0, -1.0, -3.5]), size=shape, p=[0.3, 0.4, 0.3])
+    elif data == "signed-zeros":            # +0 and -0 in one window: the first one, the float path's rule
+        x = rng.choice(np.array([0.0, -0.0, -1.0]), size=shape, p=[0.3, 0.3, 0.4])
+    else:                                   # NaNs of both signs, signalling and quiet
+        x = rng.standard_normal(shape)
+    x = x.astype(ml_dtypes.bfloat16)
+    if data == "nans":
+        u = x.view(np.uint16).reshape(-1)
+        for i, nan in zip(rng.integers(0, u.size, 8), (0x7f81, 0x7fc0, 0xff81, 0xffc1) * 2):
+            u[i] = nan
+    return x
+
+
+@pytest.mark.parametrize("data", ["values", "negative", "infinities", "negative-zeros", "signed-zeros", "nans"])
+@pytest.mark.parametrize("channels", [16, 24, 32, 40, 48, 63])
+@pytest.mark.parametrize("window", sorted(BF16_LANE_WINDOWS))
+def test_bf16_maxima_in_16_bit_lanes(window, channels, data):
+    """bf16 maxima in 16-bit lanes give the float path's bits: the f32
+    pooling of the same values, rounded to bf16 (exact: a maximum is one of
+    them), NaNs quiet with their payloads, at 1 and 2 threads.  Values,
+    negatives only (the signed minimum), infinities and -0 among negatives
+    stay in the lanes; +0 with -0 in a window, and NaNs, are the cases the
+    lanes hand back to the float path (first of equal values, the last
+    NaN)."""
+    spatial, attrs = BF16_LANE_WINDOWS[window]
+    x = _bf16_lane_values(data, (*spatial, channels), np.random.default_rng(channels))
+    desc = dict(data_format="NXC", **attrs)
+    wide = x.astype(np.float32)
+    prim32 = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, "f32", **desc))
+    in_f32 = prim32.execute(wide)
+    nan = np.isnan(in_f32)
+    with np.errstate(invalid="ignore"):
+        want = in_f32.astype(ml_dtypes.bfloat16).view(np.uint16)
+    want = np.where(nan, ((in_f32.view(np.uint32) >> 16) | 0x0040).astype(np.uint16), want)
+    for threads in (1, 2):
+        prim = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, "bf16", **desc), num_threads=threads)
+        assert kernel_variant(prim).endswith(":channel_block"), prim.kernel_name
+        np.testing.assert_array_equal(prim.execute(x).view(np.uint16), want, err_msg=f"{threads} threads")
+    # the data reach the rules they are for
+    zeros = want[~nan & ((want & 0x7fff) == 0)]
+    if data in ("negative-zeros", "signed-zeros"):
+        assert (zeros == 0x8000).any()
+    if data == "signed-zeros":
+        assert (zeros == 0).any()
+    if data == "negative":
+        assert (want >= 0x8000).all()
+    assert nan.any() == (data == "nans")
+    assert (want == 0x7f80).any() == (data == "infinities")
+    with np.errstate(invalid="ignore"):   # (ml_dtypes' NaN casts)
+        ref, _ = reference.padded_formulation(x, dict(attrs, kind="MaxPool", data_format="NXC"))
+    np.testing.assert_array_equal(np.isnan(ref), nan)
+    np.testing.assert_array_equal(in_f32[~nan], ref[~nan])
+
+
 def _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans):
     """bf16 NXC x pooled by the channel-block kernel gives the bits of its
     pooling in f32 rounded to bf16, NaNs quiet with their payloads, at 1 and 2
