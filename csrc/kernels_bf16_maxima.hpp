@@ -1,5 +1,6 @@
-// bf16 maxima in 16-bit integer lanes, for the channel-block kernel's rows
-// of fewer channels than a block (points_row, row_group_points).
+// bf16 maxima in 16-bit integer lanes, for the channel-block kernel's
+// whole windows over a vector of channels or more: points_row,
+// row_group_points and blocks_row's rows, and flat_row's of one row.
 //
 // The float path widens each loaded vector (a widening load and a shift),
 // takes the maximum and tests for NaN (or adds a probe), 16 values a
@@ -189,4 +190,77 @@ static bool bf16_max_row_group_any(const bf16 *p_row, const int64_t *roff, int64
         exact = bf16_max_row_group<bytes.value, nw.value, G>(p_row, roff, nrows, AW, sw, pstep, o_row, dw, ostep, C);
     });
     return exact;
+}
+
+// blocks_row's n points (whole windows, C of a block of channels or more:
+// two whole vectors of 16-bit lanes) in 16-bit lanes: each point's channels
+// in chunks of kBf16ChunkVecs whole vectors (twelve accumulators), then one
+// to four vectors, the last one ending at C; false as bf16_max_points_row.
+constexpr int kBf16ChunkVecs = 4;
+template <int NW, int KW, int NR>
+static inline __attribute__((always_inline)) void bf16_max_point_tail(const bf16 *p, const int64_t *roff,
+                                                                      int64_t nrows, int64_t kw, int64_t kstep,
+                                                                      int64_t c0, int64_t C, bf16 *o,
+                                                                      Bf16MaxCheck<kVecBytes> &check) {
+    constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes;
+    int64_t at[NW];
+    for (int j = 0; j < NW; ++j) at[j] = c0 + j * L < C - L ? c0 + j * L : C - L;
+    bf16_max_group<kVecBytes, NW, 1>(p, roff, nrows, kw, kstep, 0, at, o, 0, check);
+}
+template <int KW, int NR>
+static bool bf16_max_blocks_row(const bf16 *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
+                                int64_t pstep, bf16 *o, int64_t ostep, int64_t n, int64_t C) {
+    if constexpr (KW != 0) kw = KW;
+    if constexpr (NR != 0) nrows = NR;
+    constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes, chunk = kBf16ChunkVecs * L;
+    static constexpr int64_t whole[kBf16ChunkVecs] = {0, L, 2 * L, 3 * L};
+    static_assert(kBf16ChunkVecs == 4, "whole[] and the tails below are for chunks of 4 vectors");
+    const int64_t full = C / chunk * chunk, tail = (C - full + L - 1) / L;   // tail: 0-4 vectors
+    Bf16MaxCheck<kVecBytes> check;
+    for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
+        for (int64_t c0 = 0; c0 < full; c0 += chunk)
+            bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(p + c0, roff, nrows, kw, kstep, 0, whole, o + c0, 0, check);
+        switch (tail) {
+        case 0: break;
+        case 1: bf16_max_point_tail<1, KW, NR>(p, roff, nrows, kw, kstep, full, C, o, check); break;
+        case 2: bf16_max_point_tail<2, KW, NR>(p, roff, nrows, kw, kstep, full, C, o, check); break;
+        case 3: bf16_max_point_tail<3, KW, NR>(p, roff, nrows, kw, kstep, full, C, o, check); break;
+        default: bf16_max_point_tail<4, KW, NR>(p, roff, nrows, kw, kstep, full, C, o, check); break;
+        }
+    }
+    return check.exact();
+}
+static bool bf16_max_blocks_row_any(const bf16 *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
+                                    int64_t pstep, bf16 *o, int64_t ostep, int64_t n, int64_t C) {
+    bool exact = true;
+    with_window_constants(kw, nrows, [&](auto kw_c, auto nr_c) {
+        exact = bf16_max_blocks_row<kw_c.value, nr_c.value>(p, roff, nrows, kw, kstep, pstep, o, ostep, n, C);
+    });
+    return exact;
+}
+
+// flat_row's n outputs (n >= a vector of 16-bit lanes) of a window of one
+// row: o[x] = the maximum of X[x + t * step] over its kw taps, in chunks of
+// kBf16ChunkVecs vectors, then single ones, the last ending at n; false as
+// bf16_max_points_row.
+template <int KW>
+static bool bf16_max_flat_row(const bf16 *X, int64_t kw, int64_t step, bf16 *o, int64_t n) {
+    if constexpr (KW != 0) kw = KW;
+    constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes, chunk = kBf16ChunkVecs * L;
+    static constexpr int64_t whole[kBf16ChunkVecs] = {0, L, 2 * L, 3 * L}, one[1] = {0}, row[1] = {0};
+    Bf16MaxCheck<kVecBytes> check;
+    int64_t x = 0;
+    for (; x + chunk <= n; x += chunk)
+        bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(X + x, row, 1, kw, step, 0, whole, o + x, 0, check);
+    for (; x + L <= n; x += L) bf16_max_group<kVecBytes, 1, 1>(X + x, row, 1, kw, step, 0, one, o + x, 0, check);
+    if (x < n) bf16_max_group<kVecBytes, 1, 1>(X + n - L, row, 1, kw, step, 0, one, o + n - L, 0, check);
+    return check.exact();
+}
+static bool bf16_max_flat_row_any(const bf16 *X, int64_t kw, int64_t step, bf16 *o, int64_t n) {
+    switch (kw) {
+    case 2: return bf16_max_flat_row<2>(X, kw, step, o, n);
+    case 3: return bf16_max_flat_row<3>(X, kw, step, o, n);
+    case 4: return bf16_max_flat_row<4>(X, kw, step, o, n);
+    default: return bf16_max_flat_row<0>(X, kw, step, o, n);
+    }
 }

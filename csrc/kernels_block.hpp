@@ -536,6 +536,8 @@ static inline void with_window_constants(int64_t kw, int64_t nrows, Run run) {
     else if (nrows == 1) run(I0{}, I1{});
     else run(I0{}, I0{});
 }
+#include "kernels_bf16_maxima.hpp"   // (after with_window_constants)
+
 template <typename T, int K, int NV, bool Nan>
 static void points_row_kw(const T *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep, int64_t pstep,
                           T *o, int64_t ostep, int64_t n, int64_t C, int64_t div_dh, const int64_t *wdiv,
@@ -1137,6 +1139,10 @@ static void flat_row_any(const T *X, const int64_t *roff, int64_t nrows, int64_t
                          QParams q) {
     typedef typename Traits<T>::Acc Acc;
     constexpr bool floats = __is_same(Acc, float) || __is_same(Acc, double);
+    if constexpr (kBf16IntMaxima<T, K>) {   // one row: in 16-bit lanes (kernels_bf16_maxima.hpp)
+        if (nrows == 1 && n >= Bf16Lanes<kVecBytes>::lanes && bf16_max_flat_row_any(X + roff[0], kw, step, o, n))
+            return;
+    }
     if constexpr (K == kMax && floats) {
         if ((nrows == 1 || sizeof(T) == 2) && ran_without_nan<typename Vec<T>::V, kFlatVecs>([&](auto *probe) {
                 flat_row_kw<T, K, false>(X, roff, nrows, kw, step, P, o, n, div, nvalid, q, probe);
@@ -1480,8 +1486,6 @@ static inline int64_t slide_strip_points(const Slides &sl, int64_t C, int64_t sr
     return passes < 2 || points > full ? full : points;
 }
 
-#include "kernels_bf16_maxima.hpp"
-
 template <typename T, int K, bool WithIdx>
 static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *scratch) {
     const AxisPlan &AD = c->ax[0], &AH = c->ax[1], &AW = c->ax[2];
@@ -1790,7 +1794,19 @@ static void channel_block_rows(const ExecCtx *c, int64_t r0, int64_t r1, void *s
             ow0 = fw0, ow1 = fw0 + np, c_done = C;
         }
         // Rows of a block of channels or more: the whole windows in one loop.
-        const bool row_blocks = blocks && nrows > 0 && ow0 == ow1 && fw1 > fw0;
+        bool row_blocks = blocks && nrows > 0 && ow0 == ow1 && fw1 > fw0;
+        // bf16 maxima in 16-bit lanes (kernels_bf16_maxima.hpp) where the
+        // windows are read in no particular order (not ordered_row's).
+        if constexpr (kBf16IntMaxima<T, K>) {
+            if (row_blocks && !ordered &&
+                bf16_max_blocks_row_any(src_n + (fw0 * AW.s - AW.pb) * c->ss[4], roff, nrows, AW.k, AW.d * c->ss[4],
+                                        AW.s * c->ss[4],
+                                        dst + n * c->ds[0] + od * c->ds[2] + oh * c->ds[3] + fw0 * c->ds[4],
+                                        c->ds[4], fw1 - fw0, C)) {
+                row_blocks = false;
+                ow0 = fw0, ow1 = fw1, c_done = C;
+            }
+        }
         auto whole_windows = [&](auto nan, typename Vec<T>::V *probe) {
             if (ordered) {
                 ordered_row_any<T, K, nan.value>(src_n + (fw0 * AW.s - AW.pb) * c->ss[4], roff, nrows, AW.k,
