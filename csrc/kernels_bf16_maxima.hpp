@@ -14,8 +14,8 @@
 //   top = unsigned maximum: negative NaNs (0xff81-0xffff) are the largest.
 // A window's maximum is hi where hi is not negative (it held a positive
 // value or +0), else lo.  Exact except where the float path's rules decide
-// what integers cannot see, which check() flags for the caller to redo with
-// the float path (the same bits as always):
+// what integers cannot see, which Bf16MaxCheck flags for the caller to redo
+// with the float path (the same bits as always):
 //   - a NaN (hi above +inf's 0x7f80, or top above -inf's 0xff80): the float
 //     path keeps the window's last NaN, made quiet;
 //   - +0 as the maximum with -0 in the window (hi = 0, lo = -0's 0x8000):
