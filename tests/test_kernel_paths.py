@@ -2415,10 +2415,7 @@ def test_bf16_maxima_in_16_bit_lanes(window, channels, data):
     wide = x.astype(np.float32)
     prim32 = dp.Pooling(dp.PoolingDesc("MaxPool", x.shape, "f32", **desc))
     in_f32 = prim32.execute(wide)
-    nan = np.isnan(in_f32)
-    with np.errstate(invalid="ignore"):
-        want = in_f32.astype(ml_dtypes.bfloat16).view(np.uint16)
-    want = np.where(nan, ((in_f32.view(np.uint32) >> 16) | 0x0040).astype(np.uint16), want)
+    want, nan = _bf16_bits_of_f32(in_f32)
     # bf16 k3 s2 rows of more than two slid blocks slide (kernels_block.hpp:
     # a column's rows first, then the columns), where f32 pools them point by
     # point on AVX-512: the same values, but another first of +0 and -0
@@ -2447,6 +2444,16 @@ def test_bf16_maxima_in_16_bit_lanes(window, channels, data):
     np.testing.assert_array_equal(in_f32[~nan], ref[~nan])
 
 
+def _bf16_bits_of_f32(in_f32):
+    """f32 results rounded to bf16 as the kernels round them, as bits: NaNs
+    quiet with their payload and sign kept (ml_dtypes makes every NaN its
+    default one); and where in_f32 is NaN."""
+    nan = np.isnan(in_f32)
+    with np.errstate(invalid="ignore"):
+        rounded = in_f32.astype(ml_dtypes.bfloat16).view(np.uint16)
+    return np.where(nan, ((in_f32.view(np.uint32) >> 16) | 0x0040).astype(np.uint16), rounded), nan
+
+
 def _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans):
     """bf16 NXC x pooled by the channel-block kernel gives the bits of its
     pooling in f32 rounded to bf16, NaNs quiet with their payloads, at 1 and 2
@@ -2455,11 +2462,7 @@ def _assert_bf16_bits_of_f32_pooling(x, kind, attrs, nans):
     assert prim.kernel_name.split(":")[1] == "channel_block", prim.kernel_name
     wide = x.astype(np.float32)
     in_f32 = dp.Pooling(dp.PoolingDesc(kind, x.shape, "f32", data_format="NXC", **attrs)).execute(wide)
-    nan = np.isnan(in_f32)
-    with np.errstate(invalid="ignore"):   # (ml_dtypes makes every NaN its default one)
-        want_bits = in_f32.astype(ml_dtypes.bfloat16).view(np.uint16)
-    nan_bits = ((in_f32.view(np.uint32) >> 16) | 0x0040).astype(np.uint16)
-    want_bits = np.where(nan, nan_bits, want_bits)   # quiet, payload and sign kept
+    want_bits, nan = _bf16_bits_of_f32(in_f32)
     for threads in (1, 2):
         got = dp.Pooling(dp.PoolingDesc(kind, x.shape, "bf16", data_format="NXC", **attrs),
                          num_threads=threads).execute(x)
