@@ -77,12 +77,12 @@ struct Bf16MaxCheck {
     }
 };
 
-// The channel offsets of NW vectors of L lanes covering [0, C) (L <= C <=
-// NW * L), the last one ending at C: it overlaps the one before, whose
-// lanes it computes again to the same bits.
+// The channel offsets of NW vectors of L lanes covering [c0, C) (L <= C - c0
+// <= NW * L, or C >= L), the last one ending at C: it overlaps the one
+// before, whose lanes it computes again to the same bits.
 template <int64_t L, int NW>
-static inline void bf16_lane_offsets(int64_t C, int64_t (&at)[NW]) {
-    for (int j = 0; j < NW; ++j) at[j] = j * L < C - L ? j * L : C - L;
+static inline void bf16_lane_offsets(int64_t c0, int64_t C, int64_t (&at)[NW]) {
+    for (int j = 0; j < NW; ++j) at[j] = c0 + j * L < C - L ? c0 + j * L : C - L;
 }
 
 // G output points (pstep apart in src, ostep in dst), each a window of
@@ -136,7 +136,7 @@ static inline void with_bf16_lanes(int64_t C, Run run) {
 }
 
 // points_row's n points (whole windows, VL <= C < 4 VL channels) in 16-bit
-// lanes; false when check() flags any (the caller redoes them with the
+// lanes; false when Bf16MaxCheck flags any (the caller redoes them with the
 // float path, which rewrites every point).
 template <int Bytes, int NW, int KW, int NR>
 static bool bf16_max_points_row(const bf16 *p, const int64_t *roff, int64_t nrows, int64_t kw, int64_t kstep,
@@ -144,7 +144,7 @@ static bool bf16_max_points_row(const bf16 *p, const int64_t *roff, int64_t nrow
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
     int64_t at[NW];
-    bf16_lane_offsets<Bf16Lanes<Bytes>::lanes>(C, at);
+    bf16_lane_offsets<Bf16Lanes<Bytes>::lanes>(0, C, at);
     constexpr int G = NW == 1 ? 4 : 2;   // G * NW * 3 chains
     Bf16MaxCheck<Bytes> check;
     int64_t i = 0;
@@ -172,7 +172,7 @@ template <int Bytes, int NW, int G>
 static bool bf16_max_row_group(const bf16 *p_row, const int64_t *roff, int64_t nrows, const AxisPlan &AW,
                                int64_t sw, int64_t pstep, bf16 *o_row, int64_t dw, int64_t ostep, int64_t C) {
     int64_t at[NW];
-    bf16_lane_offsets<Bf16Lanes<Bytes>::lanes>(C, at);
+    bf16_lane_offsets<Bf16Lanes<Bytes>::lanes>(0, C, at);
     Bf16MaxCheck<Bytes> check;
     for (int64_t ow = 0; ow < AW.out; ++ow) {
         const int64_t kw0 = AW.kbeg[ow];
@@ -202,9 +202,8 @@ static inline __attribute__((always_inline)) void bf16_max_point_tail(const bf16
                                                                       int64_t nrows, int64_t kw, int64_t kstep,
                                                                       int64_t c0, int64_t C, bf16 *o,
                                                                       Bf16MaxCheck<kVecBytes> &check) {
-    constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes;
     int64_t at[NW];
-    for (int j = 0; j < NW; ++j) at[j] = c0 + j * L < C - L ? c0 + j * L : C - L;
+    bf16_lane_offsets<Bf16Lanes<kVecBytes>::lanes>(c0, C, at);
     bf16_max_group<kVecBytes, NW, 1>(p, roff, nrows, kw, kstep, 0, at, o, 0, check);
 }
 template <int KW, int NR>
@@ -213,13 +212,14 @@ static bool bf16_max_blocks_row(const bf16 *p, const int64_t *roff, int64_t nrow
     if constexpr (KW != 0) kw = KW;
     if constexpr (NR != 0) nrows = NR;
     constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes, chunk = kBf16ChunkVecs * L;
-    static constexpr int64_t whole[kBf16ChunkVecs] = {0, L, 2 * L, 3 * L};
-    static_assert(kBf16ChunkVecs == 4, "whole[] and the tails below are for chunks of 4 vectors");
+    static constexpr ConsecutiveAt<kBf16ChunkVecs, L> whole{};
+    static_assert(kBf16ChunkVecs == 4, "the tails below are for chunks of 4 vectors");
     const int64_t full = C / chunk * chunk, tail = (C - full + L - 1) / L;   // tail: 0-4 vectors
     Bf16MaxCheck<kVecBytes> check;
     for (int64_t i = 0; i < n; ++i, p += pstep, o += ostep) {
         for (int64_t c0 = 0; c0 < full; c0 += chunk)
-            bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(p + c0, roff, nrows, kw, kstep, 0, whole, o + c0, 0, check);
+            bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(p + c0, roff, nrows, kw, kstep, 0, whole.at, o + c0, 0,
+                                                         check);
         switch (tail) {
         case 0: break;
         case 1: bf16_max_point_tail<1, KW, NR>(p, roff, nrows, kw, kstep, full, C, o, check); break;
@@ -247,13 +247,14 @@ template <int KW>
 static bool bf16_max_flat_row(const bf16 *X, int64_t kw, int64_t step, bf16 *o, int64_t n) {
     if constexpr (KW != 0) kw = KW;
     constexpr int64_t L = Bf16Lanes<kVecBytes>::lanes, chunk = kBf16ChunkVecs * L;
-    static constexpr int64_t whole[kBf16ChunkVecs] = {0, L, 2 * L, 3 * L}, one[1] = {0}, row[1] = {0};
+    static constexpr ConsecutiveAt<kBf16ChunkVecs, L> whole{};
+    static constexpr int64_t zero[1] = {0};   // the one row at X; one vector at x
     Bf16MaxCheck<kVecBytes> check;
     int64_t x = 0;
     for (; x + chunk <= n; x += chunk)
-        bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(X + x, row, 1, kw, step, 0, whole, o + x, 0, check);
-    for (; x + L <= n; x += L) bf16_max_group<kVecBytes, 1, 1>(X + x, row, 1, kw, step, 0, one, o + x, 0, check);
-    if (x < n) bf16_max_group<kVecBytes, 1, 1>(X + n - L, row, 1, kw, step, 0, one, o + n - L, 0, check);
+        bf16_max_group<kVecBytes, kBf16ChunkVecs, 1>(X + x, zero, 1, kw, step, 0, whole.at, o + x, 0, check);
+    for (; x + L <= n; x += L) bf16_max_group<kVecBytes, 1, 1>(X + x, zero, 1, kw, step, 0, zero, o + x, 0, check);
+    if (x < n) bf16_max_group<kVecBytes, 1, 1>(X + n - L, zero, 1, kw, step, 0, zero, o + n - L, 0, check);
     return check.exact();
 }
 static bool bf16_max_flat_row_any(const bf16 *X, int64_t kw, int64_t step, bf16 *o, int64_t n) {
