@@ -16,7 +16,7 @@ from setuptools import find_packages, setup
 from setuptools.extension import Extension
 
 CSRC = ["csrc/desc.cpp", "csrc/plan.cpp", "csrc/copy.cpp", "csrc/threads.cpp", "csrc/isa_baseline.cpp",
-        "csrc/isa_avx2.cpp", "csrc/isa_avx512.cpp", "csrc/isa_avx512_emulated.cpp"]
+        "csrc/isa_avx2.cpp", "csrc/isa_avx512.cpp", "csrc/isa_avx512_bf16.cpp", "csrc/isa_avx512_emulated.cpp"]
 # Every source is recompiled whenever setuptools rebuilds the extension (its
 # `depends` list covers the headers), as a serial build would.
 ParallelCompile("DNNPOOL_BUILD_JOBS", needs_recompile=lambda obj, src: True).install()
@@ -44,7 +44,7 @@ extensions = [
         sources=["dnnpool/_core.pyx", *CSRC],
         include_dirs=["csrc", np.get_include()],
         depends=["csrc/dnnpool.h", "csrc/dnnpool_api.h", "csrc/plan.hpp", "csrc/copy.hpp", "csrc/threads.hpp", "csrc/isa.hpp",
-                 "csrc/isa_avx2_ops.hpp", "csrc/kernels.hpp",
+                 "csrc/isa_avx2_ops.hpp", "csrc/isa_avx512_ops.hpp", "csrc/kernels.hpp", "csrc/kernels_bf16_maxima.hpp",
                  "csrc/kernels_block.hpp", "csrc/kernels_columns.hpp", "csrc/kernels_phases.hpp", "csrc/kernels_doubling.hpp",
                  "csrc/kernels_sep.hpp", "csrc/kernels_global.hpp", "csrc/kernels_transpose.hpp",
                  "dnnpool/_core.pxd", "dnnpool/capi.pxd", "dnnpool/_capi_table.pxi"],

@@ -35,6 +35,9 @@ namespace avx512 {
 RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);
 }
+namespace avx512_bf16 {   // (bf16's kernels only: see isa_avx512_bf16.cpp)
+RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
+}
 namespace avx512_emulated {
 RowFn select(int dtype, int kind, int variant, bool with_idx, bool byte_lanes);
 MoveFn select_move(int64_t bytes, bool to_last);

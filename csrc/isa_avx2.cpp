@@ -8,6 +8,7 @@ namespace avx2 {
 constexpr int64_t kVecBytes = 32;
 constexpr int64_t kRegisterBytes = 32;   // a vector register's bytes
 constexpr bool kHaveF16 = true;
+constexpr bool kHaveBf16Convert = false;   // (isa_avx512_bf16.cpp has it)
 #include "isa_avx2_ops.hpp"
 #include "kernels.hpp"
 }  // namespace avx2

@@ -20,6 +20,7 @@ namespace half {
 constexpr int64_t kVecBytes = 64;
 constexpr int64_t kRegisterBytes = 32;   // a vector register's bytes (a vector takes two)
 constexpr bool kHaveF16 = true;
+constexpr bool kHaveBf16Convert = false;   // (isa_avx512_bf16.cpp has it)
 typedef int32_t IsaI32 __attribute__((vector_size(64)));
 typedef float IsaF32 __attribute__((vector_size(64)));
 typedef double IsaF64 __attribute__((vector_size(64)));

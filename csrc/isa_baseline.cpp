@@ -11,6 +11,7 @@ namespace baseline {
 constexpr int64_t kVecBytes = 16;
 constexpr int64_t kRegisterBytes = 16;   // a vector register's bytes
 constexpr bool kHaveF16 = false;
+constexpr bool kHaveBf16Convert = false;   // (isa_avx512_bf16.cpp has it)
 typedef int32_t IsaI32 __attribute__((vector_size(16)));
 typedef float IsaF32 __attribute__((vector_size(16)));
 typedef double IsaF64 __attribute__((vector_size(16)));

@@ -62,13 +62,17 @@ int detect_isa() {
     if (isa == kAvx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         isa = kAvx512;
+    if (isa == kAvx512 && __builtin_cpu_supports("avx512bf16")) isa = kAvx512Bf16;
 #endif
     // DNNPOOL_ISA caps the choice, or asks for the AVX-512 kernels emulated on
     // AVX2 (for testing every variant on one machine).
     const char *cap = std::getenv("DNNPOOL_ISA");
     if (cap && !std::strcmp(cap, "avx512-emulated")) return isa >= kAvx2 ? kAvx512Emulated : isa;
     if (cap) {
-        int want = !std::strcmp(cap, "baseline") ? kBaseline : !std::strcmp(cap, "avx2") ? kAvx2 : kAvx512;
+        int want = !std::strcmp(cap, "baseline") ? kBaseline
+                   : !std::strcmp(cap, "avx2")   ? kAvx2
+                   : !std::strcmp(cap, "avx512") ? kAvx512
+                                                 : kAvx512Bf16;
         if (want < isa) isa = want;
     }
     return isa;
@@ -946,7 +950,11 @@ int run_copy(const dp_plan &p, const ExecCtx &c, int64_t nt) {
 }
 
 const char *isa_name(int isa) {
-    return isa == kAvx512Emulated ? "avx512-emulated" : isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "baseline";
+    return isa == kAvx512Emulated ? "avx512-emulated"
+           : isa == kAvx512Bf16   ? "avx512-bf16"
+           : isa == kAvx512       ? "avx512"
+           : isa == kAvx2         ? "avx2"
+                                  : "baseline";
 }
 
 }  // namespace
@@ -1015,7 +1023,9 @@ int64_t dnnpool::pair_ordered_floor_bytes() {
 RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool with_idx, bool byte_lanes) {
 #ifdef DNNPOOL_HAVE_X86_VARIANTS
     if (isa == kAvx512Emulated) return avx512_emulated::select(dtype, kind, variant, with_idx, byte_lanes);
-    if (isa == kAvx512) return avx512::select(dtype, kind, variant, with_idx, byte_lanes);
+    if (isa == kAvx512Bf16 && dtype == DP_BF16 && !byte_lanes)
+        return avx512_bf16::select(dtype, kind, variant, with_idx, byte_lanes);
+    if (isa == kAvx512 || isa == kAvx512Bf16) return avx512::select(dtype, kind, variant, with_idx, byte_lanes);
     if (isa == kAvx2) return avx2::select(dtype, kind, variant, with_idx, byte_lanes);
 #endif
     return baseline::select(dtype, kind, variant, with_idx, byte_lanes);
@@ -1024,7 +1034,7 @@ RowFn dnnpool::select_row_fn(int isa, int dtype, int kind, int variant, bool wit
 MoveFn dnnpool::select_move_fn(int isa, int64_t bytes, bool to_last) {
 #ifdef DNNPOOL_HAVE_X86_VARIANTS
     if (isa == kAvx512Emulated) return avx512_emulated::select_move(bytes, to_last);
-    if (isa == kAvx512) return avx512::select_move(bytes, to_last);
+    if (isa == kAvx512 || isa == kAvx512Bf16) return avx512::select_move(bytes, to_last);
     if (isa == kAvx2) return avx2::select_move(bytes, to_last);
 #endif
     return baseline::select_move(bytes, to_last);

@@ -121,7 +121,9 @@ typedef void (*RowFn)(const ExecCtx *ctx, int64_t r0, int64_t r1, void *scratch)
 enum Variant {
     kChannelBlock = 0, kSepPlane = 1, kSepLanes = 2, kGlobalPlane = 3, kVariants = 4
 };
-enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Emulated = 3 };
+// (in the order of what a CPU has, but kAvx512Emulated: a test's choice;
+// kAvx512Bf16 is kAvx512 with AVX512_BF16's conversions for bf16)
+enum Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Emulated = 3, kAvx512Bf16 = 4 };
 
 // Selected at planning; null when the combination does not exist.
 // byte_lanes: 8-bit maxima pooled in byte lanes (plan.cpp's byte_lane_maxima).

@@ -271,8 +271,10 @@ cdef class Pooling:
 
 
 def isa():
-    """Instruction set the kernels use on this CPU: 'avx512', 'avx2' or 'baseline'
-    ('avx512-emulated' when DNNPOOL_ISA asks for the AVX-512 kernels on AVX2)."""
+    """Instruction set the kernels use on this CPU: 'avx512-bf16' (AVX-512 whose
+    bf16 kernels round with AVX512_BF16's conversions), 'avx512', 'avx2' or
+    'baseline' ('avx512-emulated' when DNNPOOL_ISA asks for the AVX-512 kernels
+    on AVX2)."""
     return dp_isa().decode()
 
 

@@ -300,4 +300,11 @@ def test_thread_count_round_trips():
 
 
 def test_isa_names_the_dispatch_target():
-    assert dp.isa() in ("avx512", "avx2", "baseline")
+    assert dp.isa() in ("avx512-bf16", "avx512", "avx2", "baseline")
+    if os.environ.get("DNNPOOL_ISA") or not os.path.exists("/proc/cpuinfo"):
+        return
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    # the AVX-512 kernels need F, BW, VL and DQ; bf16's conversions, AVX512_BF16 too
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx2", "fma", "f16c", "bmi2"} <= set(flags):
+        assert dp.isa() == ("avx512-bf16" if "avx512_bf16" in flags else "avx512")

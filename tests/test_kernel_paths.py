@@ -1121,7 +1121,8 @@ FEW_CHANNEL_WINDOWS = [
 
 def _vec_bytes(prim):
     """The vector width of the ISA variant a primitive runs on (its kernel name's prefix)."""
-    return {"avx512": 64, "avx512-emulated": 64, "avx2": 32, "baseline": 16}[prim.kernel_name.split(":")[0]]
+    return {"avx512-bf16": 64, "avx512": 64, "avx512-emulated": 64, "avx2": 32,
+            "baseline": 16}[prim.kernel_name.split(":")[0]]
 
 
 def _decimated(prim, kind, dtype, channels, attrs):
@@ -2262,6 +2263,64 @@ def test_bf16_average_nan_and_infinities():
             assert np.all((nan_bits & 0x7fc0) == 0x7fc0), [hex(b) for b in nan_bits]   # quiet NaNs
 
 
+
+# Windows whose divisors are all powers of two (borders too), so that an
+# average of bf16 values with a few significant bits is exact in f32 and
+# its rounding to bf16 is the only one: (spatial shape, attributes).
+BF16_ROUNDING_WINDOWS = {
+    "1d-k2-s2": ((64,), dict(kernel=[2], strides=[2])),
+    "1d-k4-s4": ((64,), dict(kernel=[4], strides=[4])),
+    "k2x2-s2": ((8, 12), dict(kernel=[2, 2], strides=[2, 2])),
+    "k2x2-s1": ((8, 12), dict(kernel=[2, 2])),
+    "k2x2-s2-p1-exclude": ((7, 11), dict(kernel=[2, 2], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
+                                         exclude_pad=True)),
+    "3d-k2-s2": ((4, 4, 6), dict(kernel=[2, 2, 2], strides=[2, 2, 2])),
+    "global-4x4": ((4, 4), dict(kernel=[4, 4])),
+}
+
+
+def _bf16_rounding_values(data, shape, channel_axis, rng):
+    """bf16 values whose averages over BF16_ROUNDING_WINDOWS are exact in f32:
+    integers up to 255 (quotients that need a bit or two more than bf16 has,
+    halfway cases among them), or subnormals (multiples of 2^-133) but in
+    every fourth channel, whose values are normal (NXC vectors mix both)."""
+    if data == "ties":
+        return rng.integers(-255, 256, shape).astype(ml_dtypes.bfloat16)
+    bits = rng.integers(1, 0x80, shape).astype(np.uint16) | (rng.integers(0, 2, shape) * 0x8000).astype(np.uint16)
+    x = bits.view(ml_dtypes.bfloat16)
+    normal = np.moveaxis(x, channel_axis, 0)[::4]   # a view
+    normal[...] = rng.integers(-8, 9, normal.shape) * 2.0 ** -120
+    return x
+
+
+@pytest.mark.parametrize("data", ["ties", "subnormal"])
+@pytest.mark.parametrize("layout,channels", [("NXC", 3), ("NXC", 16), ("NXC", 48), ("NXC", 64), ("NXC", 100),
+                                             ("NCX", 3), ("NCX", 16)])
+@pytest.mark.parametrize("window", sorted(BF16_ROUNDING_WINDOWS))
+def test_bf16_averages_round_to_nearest_even(window, layout, channels, data):
+    """bf16 averages are rounded once, to nearest with ties to even, on every
+    kernel path: where the CPU converts with VCVTNEPS2BF16 (the avx512-bf16
+    variant) and where integer code rounds.  The conversion reads subnormal
+    lanes as zeros, so vectors holding one round the integer way; both data
+    kinds here make the exact average's rounding the only answer, and the
+    subnormal one mixes subnormal and normal results within a vector."""
+    spatial, attrs = BF16_ROUNDING_WINDOWS[window]
+    shape = (2, *spatial, channels) if layout == "NXC" else (2, channels, *spatial)
+    x = _bf16_rounding_values(data, shape, -1 if layout == "NXC" else 1,
+                              np.random.default_rng(channels * 7 + len(window)))
+    exact, _ = reference.padded_formulation(x, dict(attrs, kind="AvgPool", data_format=layout))
+    want = exact.astype(ml_dtypes.bfloat16).view(np.uint16)
+    if data == "subnormal":
+        magnitude = np.abs(exact)
+        assert ((magnitude > 0) & (magnitude < 2.0 ** -126)).mean() > 0.3   # subnormal results
+        assert (magnitude >= 2.0 ** -126).any()
+    else:
+        assert (exact.astype(ml_dtypes.bfloat16).astype(np.float64) != exact).any()   # rounding happens
+    for threads in (1, 2):
+        got = dp.avg_pool(x, data_format=layout, num_threads=threads, **attrs)
+        np.testing.assert_array_equal(got.view(np.uint16), want, err_msg=f"{threads} threads")
+
+
 # bf16 NXC windows whose channel blocks split by parity: register blocks
 # (k3 x 2 s2) and, for maxima, columns slid (k3 s2 p1).
 SPLIT_WINDOWS = {
@@ -2597,17 +2656,22 @@ def test_quantized_sums_at_the_16_bit_limit(dtype):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ISA capping is tested on Linux x86-64")
-@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512-emulated"])
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512-emulated", "avx512"])
 def test_every_isa_variant_passes(isa):
     """The same kernel-path and property tests with the dispatch capped at a lower
     ISA, and with the AVX-512 kernels' 16-lane code run on AVX2 instructions
-    (so that code is tested on CPUs without AVX-512 too)."""
+    (so that code is tested on CPUs without AVX-512 too).  Capped at avx512 on
+    a CPU with AVX512_BF16, only bf16's kernels change (they round with
+    integer code): their tests alone run."""
     if isa != "baseline" and dp.isa() == "baseline":
         pytest.skip(f"this CPU has no AVX2: the {isa} variant cannot run here")
+    if isa == "avx512" and dp.isa() != "avx512-bf16":
+        pytest.skip("avx512 is this CPU's own variant (or beyond it): the native runs test it")
     here = os.path.dirname(os.path.abspath(__file__))
+    select = "not test_every_isa_variant_passes and not channel_blocks_forced"
     args = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", here,
             # not itself, recursively, nor the forced channel-block runs (the native ISA's)
-            "-k", "not test_every_isa_variant_passes and not channel_blocks_forced",
+            "-k", select + " and bf16" if isa == "avx512" else select,
             os.path.join(here, "test_kernel_paths.py"), os.path.join(here, "test_properties.py"),
             os.path.join(here, "test_conformance.py"), os.path.join(here, "test_threads.py")]
     run = run_python(args, timeout=900, DNNPOOL_ISA=isa, DNNPOOL_HYPOTHESIS_EXAMPLES="60")
