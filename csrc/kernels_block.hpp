@@ -367,14 +367,18 @@ static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t 
 // stall.  Every point's taps go in the same order as point_vectors', to
 // the same bits; G = 1 pools one point.  Nan = false (float maxima of a
 // probed pass): no NaN tests, and the loads of the first `probed` taps
-// summed into probe[0, NV) (points_row's probe_taps).
-template <typename T, int K, int NV, int G, bool Nan = true>
+// summed into probe[0, NV) (points_row's probe_taps).  ByInverse: averages
+// whose divisors are all the one `inverse` is the ExactInverse of.
+// SplitPair: bf16 averages whose vectors 0 and 1 are consecutive, loaded
+// and stored as a pair split by parity (kSplitPairs' reasons).
+template <typename T, int K, int NV, int G, bool Nan = true, bool ByInverse = false, bool SplitPair = false>
 static inline __attribute__((always_inline)) void points_group(const T *p, const int64_t *roff, int64_t nrows,
                                                                int64_t kw, int64_t kstep, int64_t pstep,
                                                                const int64_t (&at)[NV], T *o, int64_t ostep,
                                                                int64_t div_dh, const int64_t *wdiv, const ExecCtx *c,
                                                                typename Vec<T>::V *probe = nullptr,
-                                                               int64_t probed = 0) {
+                                                               int64_t probed = 0,
+                                                               typename AvgOut<T, K>::Div inverse = 0) {
     typedef typename Vec<T>::V V;
     V acc[G][NV];
     // The probe's sums, in registers until the end, a chain per accumulator:
@@ -384,13 +388,22 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
     [[maybe_unused]] V sum[G][NV] = {};
     for (int g = 0; g < G; ++g)
         for (int j = 0; j < NV; ++j) acc[g][j] = (V){} + identity<T, K>();
+    static_assert(!SplitPair || (K == kAvg && NV >= 2), "split pairs of averages");
+    constexpr int kSingle = SplitPair ? 2 : 0;   // the first vector loaded alone
     auto tap = [&](const T *q, auto probing) __attribute__((always_inline)) {
-        for (int g = 0; g < G; ++g)
-            for (int j = 0; j < NV; ++j) {
+        for (int g = 0; g < G; ++g) {
+            if constexpr (SplitPair) {
+                V even, odd;
+                load_pair_split<T>(q + g * pstep + at[0], even, odd);
+                acc[g][0] += even;
+                acc[g][1] += odd;
+            }
+            for (int j = kSingle; j < NV; ++j) {
                 const V v = load_vec<T>(q + g * pstep + at[j]);
                 acc[g][j] = vcombine<K, Nan>(acc[g][j], v);
                 if constexpr (probing.value) sum[g][j] += v;
             }
+        }
     };
     for (int64_t r = 0; r < nrows; ++r) {
         const T *q = p + roff[r];
@@ -403,10 +416,24 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
         for (int g = 0; g < G; ++g)
             for (int j = 0; j < NV; ++j) probe[j] += sum[g][j];
     for (int g = 0; g < G; ++g) {   // in point order: a point's extra lanes are the next one's to overwrite
-        const typename AvgOut<T, K>::Div div = (typename AvgOut<T, K>::Div)(div_dh * wdiv[g]);
+        typedef typename AvgOut<T, K>::Div Div;
+        const Div div = (Div)(div_dh * wdiv[g]);
         const QParams q = point_params<K>(c, div);
-        for (int j = 0; j < NV; ++j)
-            finish_vec<T, K, !Nan>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw), div, q);
+        if constexpr (SplitPair) {
+            T *to = o + g * ostep + at[0];
+            if constexpr (ByInverse) {
+                const ExactInverse<Div> d{inverse};
+                store_pair_split_as<T>(to, quotient(acc[g][0], d), quotient(acc[g][1], d));
+            } else {
+                store_pair_split_as<T>(to, quotient(acc[g][0], div), quotient(acc[g][1], div));
+            }
+        }
+        for (int j = kSingle; j < NV; ++j) {
+            if constexpr (ByInverse)
+                finish_vec<T, K>(o + g * ostep + at[j], acc[g][j], 0, ExactInverse<Div>{inverse}, q);
+            else
+                finish_vec<T, K, !Nan>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw), div, q);
+        }
     }
 }
 
@@ -457,17 +484,47 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     // Points in groups while their stores land in dst: a point at a time,
     // 8 channels of f32 (k4 s2, one chain per point) took 3.2x oneDNN's time.
     constexpr int G = NVR == 1 ? 4 : NVR == 2 ? 2 : 1;
-    int64_t i = 0;
-    for (; i + G <= whole; i += G)
-        points_group<T, K, NVR, G, Nan>(p + i * pstep, roff, nrows, kw, kstep, pstep, at, o + i * ostep, ostep,
-                                        div_dh, wdiv + i, c, probe, probed);
-    for (; i < n; ++i) {   // the rest a point at a time, past `whole` through buf
-        T *to = i < whole ? o + i * ostep : buf;
-        points_group<T, K, NVR, 1, Nan>(p + i * pstep, roff, nrows, kw, kstep, pstep, at, to, ostep, div_dh,
-                                        wdiv + i, c, probe, probed);
-        if (i >= whole)
-            for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
+    auto run_as = [&](auto by_inverse, auto split_pair, typename AvgOut<T, K>::Div inverse)
+                          __attribute__((always_inline)) {
+        constexpr bool kByInverse = by_inverse.value, kSplitPair = split_pair.value;
+        int64_t i = 0;
+        for (; i + G <= whole; i += G)
+            points_group<T, K, NVR, G, Nan, kByInverse, kSplitPair>(p + i * pstep, roff, nrows, kw, kstep, pstep,
+                                                                    at, o + i * ostep, ostep, div_dh, wdiv + i, c,
+                                                                    probe, probed, inverse);
+        for (; i < n; ++i) {   // the rest a point at a time, past `whole` through buf
+            T *to = i < whole ? o + i * ostep : buf;
+            points_group<T, K, NVR, 1, Nan, kByInverse, kSplitPair>(p + i * pstep, roff, nrows, kw, kstep, pstep,
+                                                                    at, to, ostep, div_dh, wdiv + i, c, probe,
+                                                                    probed, inverse);
+            if (i >= whole)
+                for (int64_t ch = 0; ch < C; ++ch) o[i * ostep + ch] = buf[ch];
+        }
+    };
+    // bf16 averages over 32 channels or more split their first two vectors
+    // by parity (those two are consecutive then): 1-D k2 s2 over 2 x 48 x
+    // 4096 took 0.82 of the time, k4 s2 over 4 x 32 x 1000 0.67 (AMD Zen 4,
+    // with AVX512_BF16's conversions).
+    auto run = [&](auto by_inverse, typename AvgOut<T, K>::Div inverse) __attribute__((always_inline)) {
+        if constexpr (K == kAvg && kSplitPairs<T, 2> && NV >= 2) {
+            if (C >= 2 * VL) return run_as(by_inverse, std::true_type{}, inverse);
+        }
+        run_as(by_inverse, std::false_type{}, inverse);
+    };
+    // Averages whose points share one power-of-two divisor multiply by its
+    // inverse, found once a row (once a point, its test cost more than the
+    // division saved: 1.25x the time): against a division a point, whose
+    // latency each point's stores wait for, bf16 1-D k2 s2 over 2 x 48 x 4096
+    // took 0.82 of the time, k4 s2 over 4 x 16 x 1000 0.90 (AMD Zen 4).
+    typedef typename AvgOut<T, K>::Div Div;
+    Div inverse = 0;
+    if constexpr (K == kAvg && (__is_same(Div, float) || __is_same(Div, double))) {
+        int64_t same = n > 0 ? 1 : 0;
+        while (same < n && wdiv[same] == wdiv[0]) ++same;
+        if (same == n && n > 0) inverse = exact_inverse((Div)(div_dh * wdiv[0]));
+        if (inverse) run(std::true_type{}, inverse);
     }
+    if (!inverse) run(std::false_type{}, 0);
     if constexpr (!Nan)
         if (n > 0) probe_last_taps<T, NVR>(p + (n - 1) * pstep, roff, nrows, probed, kw, kstep, at, probe);
 }
@@ -484,13 +541,21 @@ static void row_group_points(const T *p_row, const int64_t *roff, int64_t nrows,
     constexpr int64_t VL = Vec<T>::lanes;
     int64_t at[NV];
     for (int j = 0; j < NV; ++j) at[j] = j * VL < C - VL ? j * VL : C - VL;
-    for (int64_t ow = 0; ow < AW.out; ++ow) {
-        const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
-        int64_t wdiv[G];
-        for (int g = 0; g < G; ++g) wdiv[g] = AW.div[ow];
-        points_group<T, K, NV, G>(p_row + (ow * AW.s - AW.pb + kw0 * AW.d) * sw, roff, nrows, nkw, AW.d * sw, pstep,
-                                  at, o_row + ow * dw, ostep, div_dh, wdiv, c);
-    }
+    auto pool = [&](auto split_pair) __attribute__((always_inline)) {
+        for (int64_t ow = 0; ow < AW.out; ++ow) {
+            const int64_t kw0 = AW.kbeg[ow], nkw = AW.kend[ow] - kw0;
+            int64_t wdiv[G];
+            for (int g = 0; g < G; ++g) wdiv[g] = AW.div[ow];
+            points_group<T, K, NV, G, true, false, split_pair.value>(
+                    p_row + (ow * AW.s - AW.pb + kw0 * AW.d) * sw, roff, nrows, nkw, AW.d * sw, pstep, at,
+                    o_row + ow * dw, ostep, div_dh, wdiv, c);
+        }
+    };
+    // As points_row's: k3 s3 p(0, 1) over 2 x 224 x 5 x 48 took 0.90 of
+    // the time, 3-D k3 s(3, 1, 3) p(0, 1, 1) over 2 x 48 x 8 x 56 x 7 0.87.
+    if constexpr (K == kAvg && kSplitPairs<T, 2> && NV >= 2)
+        if (C >= 2 * VL) return pool(std::true_type{});
+    pool(std::false_type{});
 }
 // Rows per row_group_points call: G * NV chains, 4-8.
 template <typename T>
