@@ -511,14 +511,17 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
         }
         run_as(by_inverse, std::false_type{}, inverse);
     };
-    // Averages whose points share one power-of-two divisor multiply by its
-    // inverse, found once a row (once a point, its test cost more than the
-    // division saved: 1.25x the time): against a division a point, whose
-    // latency each point's stores wait for, bf16 1-D k2 s2 over 2 x 48 x 4096
-    // took 0.82 of the time, k4 s2 over 4 x 16 x 1000 0.90 (AMD Zen 4).
+    // Averages of 16-bit floats whose points share one power-of-two divisor
+    // multiply by its inverse, found once a row (once a point, its test cost
+    // more than the division saved: 1.25x the time): against a division a
+    // point, whose latency each point's converting stores wait for, bf16 1-D
+    // k2 s2 over 2 x 48 x 4096 took 0.82 of the time, k4 s2 over 4 x 16 x
+    // 1000 0.90, f16 0.90 and 0.94-1.05 (AMD Zen 4, 1 thread).  f32 keeps the
+    // division: 1.06x over those 48 channels (from L3; its loads bound it),
+    // 0.95-1.02 from L2.
     typedef typename AvgOut<T, K>::Div Div;
     Div inverse = 0;
-    if constexpr (K == kAvg && (__is_same(Div, float) || __is_same(Div, double))) {
+    if constexpr (K == kAvg && sizeof(T) == 2 && (__is_same(Div, float) || __is_same(Div, double))) {
         int64_t same = n > 0 ? 1 : 0;
         while (same < n && wdiv[same] == wdiv[0]) ++same;
         if (same == n && n > 0) inverse = exact_inverse((Div)(div_dh * wdiv[0]));
