@@ -389,7 +389,7 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
     for (int g = 0; g < G; ++g)
         for (int j = 0; j < NV; ++j) acc[g][j] = (V){} + identity<T, K>();
     static_assert(!SplitPair || (K == kAvg && NV >= 2), "split pairs of averages");
-    constexpr int kSingle = SplitPair ? 2 : 0;   // the first vector loaded alone
+    constexpr int kFirstSingle = SplitPair ? 2 : 0;   // the first vector loaded on its own
     auto tap = [&](const T *q, auto probing) __attribute__((always_inline)) {
         for (int g = 0; g < G; ++g) {
             if constexpr (SplitPair) {
@@ -398,7 +398,7 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
                 acc[g][0] += even;
                 acc[g][1] += odd;
             }
-            for (int j = kSingle; j < NV; ++j) {
+            for (int j = kFirstSingle; j < NV; ++j) {
                 const V v = load_vec<T>(q + g * pstep + at[j]);
                 acc[g][j] = vcombine<K, Nan>(acc[g][j], v);
                 if constexpr (probing.value) sum[g][j] += v;
@@ -428,9 +428,10 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
                 store_pair_split_as<T>(to, quotient(acc[g][0], div), quotient(acc[g][1], div));
             }
         }
-        for (int j = kSingle; j < NV; ++j) {
+        for (int j = kFirstSingle; j < NV; ++j) {
             if constexpr (ByInverse)
-                finish_vec<T, K>(o + g * ostep + at[j], acc[g][j], 0, ExactInverse<Div>{inverse}, q);
+                finish_vec<T, K>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw),
+                                 ExactInverse<Div>{inverse}, q);
             else
                 finish_vec<T, K, !Nan>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw), div, q);
         }
