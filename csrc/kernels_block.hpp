@@ -370,7 +370,10 @@ static void tail_point(const T *p0, const int64_t *roff, int64_t nrows, int64_t 
 // summed into probe[0, NV) (points_row's probe_taps).  ByInverse: averages
 // whose divisors are all the one `inverse` is the ExactInverse of.
 // SplitPair: bf16 averages whose vectors 0 and 1 are consecutive, loaded
-// and stored as a pair split by parity (kSplitPairs' reasons).
+// and stored as a pair split by parity (kSplitPairs' reasons; where
+// kFirstPairSplits allows and C is two vectors or more).
+template <typename T, int K, int NV>
+constexpr bool kFirstPairSplits = K == kAvg && kSplitPairs<T, 2> && NV >= 2;
 template <typename T, int K, int NV, int G, bool Nan = true, bool ByInverse = false, bool SplitPair = false>
 static inline __attribute__((always_inline)) void points_group(const T *p, const int64_t *roff, int64_t nrows,
                                                                int64_t kw, int64_t kstep, int64_t pstep,
@@ -388,7 +391,7 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
     [[maybe_unused]] V sum[G][NV] = {};
     for (int g = 0; g < G; ++g)
         for (int j = 0; j < NV; ++j) acc[g][j] = (V){} + identity<T, K>();
-    static_assert(!SplitPair || (K == kAvg && NV >= 2), "split pairs of averages");
+    static_assert(!SplitPair || kFirstPairSplits<T, K, NV>, "split pairs of bf16 averages");
     constexpr int kFirstSingle = SplitPair ? 2 : 0;   // the first vector loaded on its own
     auto tap = [&](const T *q, auto probing) __attribute__((always_inline)) {
         for (int g = 0; g < G; ++g) {
@@ -419,22 +422,14 @@ static inline __attribute__((always_inline)) void points_group(const T *p, const
         typedef typename AvgOut<T, K>::Div Div;
         const Div div = (Div)(div_dh * wdiv[g]);
         const QParams q = point_params<K>(c, div);
-        if constexpr (SplitPair) {
-            T *to = o + g * ostep + at[0];
-            if constexpr (ByInverse) {
-                const ExactInverse<Div> d{inverse};
-                store_pair_split_as<T>(to, quotient(acc[g][0], d), quotient(acc[g][1], d));
-            } else {
-                store_pair_split_as<T>(to, quotient(acc[g][0], div), quotient(acc[g][1], div));
-            }
-        }
-        for (int j = kFirstSingle; j < NV; ++j) {
-            if constexpr (ByInverse)
-                finish_vec<T, K>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw),
-                                 ExactInverse<Div>{inverse}, q);
-            else
-                finish_vec<T, K, !Nan>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw), div, q);
-        }
+        auto finish = [&](auto d) __attribute__((always_inline)) {   // d: div or its ExactInverse
+            if constexpr (SplitPair)
+                store_pair_split_as<T>(o + g * ostep + at[0], quotient(acc[g][0], d), quotient(acc[g][1], d));
+            for (int j = kFirstSingle; j < NV; ++j)
+                finish_vec<T, K, !Nan>(o + g * ostep + at[j], acc[g][j], (int32_t)(nrows * kw), d, q);
+        };
+        if constexpr (ByInverse) finish(ExactInverse<Div>{inverse});
+        else finish(div);
     }
 }
 
@@ -507,9 +502,8 @@ static void points_row(const T *p, const int64_t *roff, int64_t nrows, int64_t k
     // 4096 took 0.82 of the time, k4 s2 over 4 x 32 x 1000 0.67 (AMD Zen 4,
     // with AVX512_BF16's conversions).
     auto run = [&](auto by_inverse, typename AvgOut<T, K>::Div inverse) __attribute__((always_inline)) {
-        if constexpr (K == kAvg && kSplitPairs<T, 2> && NV >= 2) {
+        if constexpr (kFirstPairSplits<T, K, NV>)
             if (C >= 2 * VL) return run_as(by_inverse, std::true_type{}, inverse);
-        }
         run_as(by_inverse, std::false_type{}, inverse);
     };
     // Averages of 16-bit floats whose points share one power-of-two divisor
@@ -557,7 +551,7 @@ static void row_group_points(const T *p_row, const int64_t *roff, int64_t nrows,
     };
     // As points_row's: k3 s3 p(0, 1) over 2 x 224 x 5 x 48 took 0.90 of
     // the time, 3-D k3 s(3, 1, 3) p(0, 1, 1) over 2 x 48 x 8 x 56 x 7 0.87.
-    if constexpr (K == kAvg && kSplitPairs<T, 2> && NV >= 2)
+    if constexpr (kFirstPairSplits<T, K, NV>)
         if (C >= 2 * VL) return pool(std::true_type{});
     pool(std::false_type{});
 }
